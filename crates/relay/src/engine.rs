@@ -1,0 +1,533 @@
+//! The relay state machine: validation, the pilot table, who receives what,
+//! relay links (LazyRelay, hub), crossfeed, and expiry.
+
+use crate::config::Config;
+use crate::outbox::Outbox;
+use crate::spatial::{Placement, SpatialIndex};
+use crate::stats::{add, set, DropReason, Stats};
+use fgmp::header::RangeWord;
+use fgmp::message::{RoutingInfo, RANGE_OFFSET};
+use fgmp::{Callsign, Magic, MsgId};
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often silent pilots are looked for.
+const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Where a pilot's traffic comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A FlightGear client talking to this relay directly.
+    Local,
+    /// A pilot behind the configured relay with this index.
+    Relay(usize),
+    /// A pilot sent by a whitelisted address that is not a configured relay.
+    Whitelisted,
+}
+
+#[derive(Debug)]
+struct Pilot {
+    callsign: Callsign,
+    addr: SocketAddr,
+    origin: Origin,
+    pos: [f64; 3],
+    orientation: [f32; 3],
+    model: Vec<u8>,
+    range_nm: f64,
+    placement: Placement,
+    last_seen: Instant,
+    joined: Instant,
+    last_lazy_relay: Option<Instant>,
+}
+
+/// A read-only view of one pilot, for the telnet list and the HTTP API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PilotView {
+    /// Callsign.
+    pub callsign: Callsign,
+    /// `LOCAL`, or the relay's label / the sender's IP for remote pilots.
+    pub origin: String,
+    /// Whether the pilot talks to this relay directly.
+    pub local: bool,
+    /// Source address.
+    pub addr: SocketAddr,
+    /// ECEF metres.
+    pub position: [f64; 3],
+    /// Angle-axis orientation as sent.
+    pub orientation: [f32; 3],
+    /// Model path.
+    pub model: String,
+    /// Effective receive range, nm.
+    pub range_nm: f64,
+    /// Time since the pilot joined.
+    pub online_for: Duration,
+}
+
+/// The relay engine. See the crate docs.
+#[derive(Debug)]
+pub struct Engine {
+    config: Config,
+    stats: Arc<Stats>,
+    slots: Vec<Option<Pilot>>,
+    free: Vec<u32>,
+    by_callsign: HashMap<Callsign, u32>,
+    index: SpatialIndex,
+    relay_by_addr: HashMap<SocketAddr, usize>,
+    relay_by_ip: HashMap<IpAddr, Vec<usize>>,
+    next_sweep: Option<Instant>,
+    // Scratch buffers reused across datagrams.
+    candidates: Vec<u32>,
+    relay_wants: Vec<bool>,
+}
+
+impl Engine {
+    /// A new engine with `config`, counting into `stats`.
+    pub fn new(config: Config, stats: Arc<Stats>) -> Engine {
+        let mut e = Engine {
+            config: Config::default(),
+            stats,
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_callsign: HashMap::new(),
+            index: SpatialIndex::new(),
+            relay_by_addr: HashMap::new(),
+            relay_by_ip: HashMap::new(),
+            next_sweep: None,
+            candidates: Vec::new(),
+            relay_wants: Vec::new(),
+        };
+        e.reconfigure(config);
+        e
+    }
+
+    /// Applies a new configuration (SIGHUP) and keeps the pilots. Remote pilots
+    /// of relays that are gone are dropped.
+    pub fn reconfigure(&mut self, config: Config) {
+        self.relay_by_addr.clear();
+        self.relay_by_ip.clear();
+        for (i, r) in config.relays.iter().enumerate() {
+            self.relay_by_addr.insert(r.addr, i);
+            self.relay_by_ip.entry(r.addr.ip()).or_default().push(i);
+        }
+        let old_relays = std::mem::take(&mut self.config.relays);
+        self.config = config;
+        // Re-point remote pilots at the new relay indices, drop those whose relay left.
+        let stale: Vec<u32> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let p = s.as_ref()?;
+                match p.origin {
+                    Origin::Relay(r) => {
+                        let addr = old_relays.get(r).map(|x| x.addr);
+                        match addr.and_then(|a| self.relay_by_addr.get(&a)) {
+                            Some(_) => None,
+                            None => Some(i as u32),
+                        }
+                    }
+                    _ => None,
+                }
+            })
+            .collect();
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            if let Some(p) = slot {
+                if let Origin::Relay(r) = p.origin {
+                    if let Some(&n) = old_relays
+                        .get(r)
+                        .and_then(|x| self.relay_by_addr.get(&x.addr))
+                    {
+                        p.origin = Origin::Relay(n);
+                    }
+                }
+                if !stale.contains(&(i as u32)) {
+                    p.range_nm = p.range_nm.min(self.config.max_radar_range_nm);
+                }
+            }
+        }
+        for id in stale {
+            self.remove(id);
+        }
+        self.relay_wants = vec![false; self.config.relays.len()];
+        self.publish_counts();
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The shared counters.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    /// Handles one received datagram, appending what to send to `out`.
+    pub fn handle(&mut self, datagram: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
+        add(&self.stats.packets_in, 1);
+        add(&self.stats.bytes_in, datagram.len() as u64);
+        if self.config.blacklist.iter().any(|n| n.contains(&from.ip())) {
+            return self.stats.count_drop(DropReason::Blacklisted);
+        }
+        let info = match RoutingInfo::parse(datagram) {
+            Ok(i) => i,
+            Err(e) => return self.stats.count_drop(DropReason::from_error(&e)),
+        };
+        // Who sent it: a client, a configured relay, or a whitelisted peer.
+        let origin = match info.magic {
+            Magic::Client => Origin::Local,
+            Magic::Relay => match self.relay_index(from) {
+                Some(r) => Origin::Relay(r),
+                None if self.config.whitelist.iter().any(|n| n.contains(&from.ip())) => {
+                    Origin::Whitelisted
+                }
+                None => return self.stats.count_drop(DropReason::UnknownRelay),
+            },
+        };
+        match info.msg_id {
+            MsgId::Ping => {
+                add(&self.stats.pings, 1);
+                let pong = out.payload(datagram);
+                fgmp::message::ping_to_pong(out.payload_mut(pong));
+                out.send(pong, from);
+                self.count_out(datagram.len(), 1);
+                return;
+            }
+            MsgId::Pong => {
+                add(&self.stats.pongs, 1);
+                return;
+            }
+            MsgId::Position | MsgId::Chat => {}
+            _ => return self.stats.count_drop(DropReason::UnsupportedMsgId),
+        }
+        let Some(id) = self.admit(&info, datagram, origin, from, now) else {
+            return;
+        };
+        if origin != Origin::Local {
+            add(&self.stats.from_relays, 1);
+        }
+        if info.msg_id == MsgId::Position {
+            add(&self.stats.positions, 1);
+        } else {
+            add(&self.stats.chats, 1);
+        }
+        // Crossfeed: an SFGF copy of every valid datagram.
+        if !self.config.crossfeeds.is_empty() {
+            let cf = out.payload(datagram);
+            out.payload_mut(cf)[0..4].copy_from_slice(&Magic::Relay.bytes());
+            for &t in &self.config.crossfeeds {
+                out.send(cf, t);
+            }
+            let n = self.config.crossfeeds.len();
+            add(&self.stats.to_crossfeeds, n as u64);
+            self.count_out(datagram.len(), n);
+        }
+        if info.callsign.is_observer() {
+            return; // observers receive, they are never forwarded.
+        }
+        self.forward(id, &info, datagram, origin, from, now, out);
+    }
+
+    /// Looks up or creates the sender's pilot entry; returns its slot if the
+    /// datagram may be forwarded.
+    fn admit(
+        &mut self,
+        info: &RoutingInfo,
+        datagram: &[u8],
+        origin: Origin,
+        from: SocketAddr,
+        now: Instant,
+    ) -> Option<u32> {
+        let requested = RangeWord::from_wire(info.range_word).nm();
+        let resolve = |old: Option<f64>, cfg: &Config| match requested {
+            Some(nm) => f64::from(nm).min(cfg.max_radar_range_nm),
+            None => old.unwrap_or(cfg.out_of_reach_nm),
+        };
+        if let Some(&id) = self.by_callsign.get(&info.callsign) {
+            let p = self.slots[id as usize].as_mut()?;
+            if p.addr != from {
+                self.stats.count_drop(DropReason::AddressMismatch);
+                return None;
+            }
+            p.last_seen = now;
+            if let Some(pos) = info.position {
+                p.pos = pos;
+                p.range_nm = resolve(Some(p.range_nm), &self.config);
+                p.orientation = read_orientation(datagram);
+                let model = read_model(datagram);
+                if model != p.model.as_slice() {
+                    p.model = model.to_vec();
+                }
+                let new = SpatialIndex::placement(p.pos, p.range_nm);
+                p.placement = self.index.update(id, p.placement, new);
+            }
+            return Some(id);
+        }
+        let Some(pos) = info.position else {
+            self.stats.count_drop(DropReason::UnknownSender);
+            return None;
+        };
+        if self.by_callsign.len() >= self.config.max_pilots {
+            self.stats.count_drop(DropReason::TableFull);
+            return None;
+        }
+        let range_nm = resolve(None, &self.config);
+        let placement = SpatialIndex::placement(pos, range_nm);
+        let pilot = Pilot {
+            callsign: info.callsign,
+            addr: from,
+            origin,
+            pos,
+            orientation: read_orientation(datagram),
+            model: read_model(datagram).to_vec(),
+            range_nm,
+            placement,
+            last_seen: now,
+            joined: now,
+            last_lazy_relay: None,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = Some(pilot);
+                id
+            }
+            None => {
+                self.slots.push(Some(pilot));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.by_callsign.insert(info.callsign, id);
+        self.index.insert(id, placement);
+        add(&self.stats.pilots_joined, 1);
+        self.publish_counts();
+        if self.next_sweep.is_none() {
+            self.next_sweep = Some(now + SWEEP_INTERVAL);
+        }
+        Some(id)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn forward(
+        &mut self,
+        sender: u32,
+        info: &RoutingInfo,
+        datagram: &[u8],
+        origin: Origin,
+        from: SocketAddr,
+        now: Instant,
+        out: &mut Outbox,
+    ) {
+        let Some(sp) = self.slots[sender as usize].as_ref() else {
+            return;
+        };
+        let sender_pos = sp.pos;
+        // Local receivers whose own range covers the sender; note relays with a pilot in range.
+        self.candidates.clear();
+        let cands = &mut self.candidates;
+        self.index.candidates(sender_pos, |id| cands.push(id));
+        self.relay_wants.iter_mut().for_each(|w| *w = false);
+        let mut to_clients = None;
+        let mut n_clients = 0;
+        for &id in &self.candidates {
+            if id == sender {
+                continue;
+            }
+            let Some(r) = self.slots[id as usize].as_ref() else {
+                continue;
+            };
+            if fgmp::geo::distance_nm(r.pos, sender_pos) >= r.range_nm {
+                continue;
+            }
+            match r.origin {
+                Origin::Local => {
+                    let pl = *to_clients.get_or_insert_with(|| {
+                        let pl = out.payload(datagram);
+                        client_form(out.payload_mut(pl), info.range_word);
+                        pl
+                    });
+                    out.send(pl, r.addr);
+                    n_clients += 1;
+                }
+                Origin::Relay(k) => {
+                    if let Some(w) = self.relay_wants.get_mut(k) {
+                        *w = true;
+                    }
+                }
+                Origin::Whitelisted => {}
+            }
+        }
+        self.count_out(datagram.len(), n_clients);
+        // Relays: local senders always, relay traffic only in hub mode, never back.
+        if self.config.relays.is_empty() || (origin != Origin::Local && !self.config.hub) {
+            return;
+        }
+        let interval = self.config.lazy_relay_interval;
+        let Some(sp) = self.slots[sender as usize].as_mut() else {
+            return;
+        };
+        let lazy_due = sp
+            .last_lazy_relay
+            .is_none_or(|t| now.saturating_duration_since(t) >= interval);
+        if lazy_due {
+            sp.last_lazy_relay = Some(now);
+        }
+        let mut to_relays = None;
+        let mut n = 0;
+        for (k, peer) in self.config.relays.iter().enumerate() {
+            if peer.addr == from || origin == Origin::Relay(k) {
+                continue;
+            }
+            if !(lazy_due || self.relay_wants[k]) {
+                continue;
+            }
+            let pl = *to_relays.get_or_insert_with(|| {
+                let pl = out.payload(datagram);
+                out.payload_mut(pl)[0..4].copy_from_slice(&Magic::Relay.bytes());
+                pl
+            });
+            out.send(pl, peer.addr);
+            n += 1;
+        }
+        add(&self.stats.to_relays, n as u64);
+        self.count_out(datagram.len(), n);
+    }
+
+    fn count_out(&self, len: usize, n: usize) {
+        add(&self.stats.packets_out, n as u64);
+        add(&self.stats.bytes_out, (len * n) as u64);
+    }
+
+    fn relay_index(&self, from: SocketAddr) -> Option<usize> {
+        if let Some(&i) = self.relay_by_addr.get(&from) {
+            return Some(i);
+        }
+        // fgms peers are matched by IP, as fgms does, when that IP is unambiguous.
+        match self.relay_by_ip.get(&from.ip()) {
+            Some(v) if v.len() == 1 => Some(v[0]),
+            _ => None,
+        }
+    }
+
+    /// When [`Engine::handle_timeout`] should next be called, if at all.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.next_sweep
+    }
+
+    /// Drops pilots silent for longer than `player_expiry`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.next_sweep.is_none_or(|t| now < t) {
+            return;
+        }
+        let expiry = self.config.player_expiry;
+        let gone: Vec<u32> = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                let p = s.as_ref()?;
+                (now.saturating_duration_since(p.last_seen) > expiry).then_some(i as u32)
+            })
+            .collect();
+        for id in gone {
+            self.remove(id);
+            add(&self.stats.pilots_expired, 1);
+        }
+        self.next_sweep = if self.by_callsign.is_empty() {
+            None
+        } else {
+            Some(now + SWEEP_INTERVAL)
+        };
+    }
+
+    fn remove(&mut self, id: u32) {
+        if let Some(p) = self.slots.get_mut(id as usize).and_then(Option::take) {
+            self.by_callsign.remove(&p.callsign);
+            self.index.remove(id, p.placement);
+            self.free.push(id);
+        }
+        self.publish_counts();
+    }
+
+    fn publish_counts(&self) {
+        let local = self
+            .slots
+            .iter()
+            .flatten()
+            .filter(|p| p.origin == Origin::Local)
+            .count();
+        let total = self.by_callsign.len();
+        set(&self.stats.pilots_local, local as u64);
+        set(&self.stats.pilots_remote, (total - local) as u64);
+    }
+
+    /// Number of pilots known (local and remote, observers included), as fgms counts "N pilot(s) online".
+    pub fn pilot_count(&self) -> usize {
+        self.by_callsign.len()
+    }
+
+    /// Every pilot, ordered by join time.
+    pub fn pilots(&self, now: Instant) -> Vec<PilotView> {
+        let mut v: Vec<(&Pilot, PilotView)> = self
+            .slots
+            .iter()
+            .flatten()
+            .map(|p| {
+                let origin = match p.origin {
+                    Origin::Local => "LOCAL".to_string(),
+                    Origin::Relay(k) => self
+                        .config
+                        .relays
+                        .get(k)
+                        .map(|r| r.label.clone())
+                        .unwrap_or_else(|| p.addr.ip().to_string()),
+                    Origin::Whitelisted => p.addr.ip().to_string(),
+                };
+                (
+                    p,
+                    PilotView {
+                        callsign: p.callsign,
+                        origin,
+                        local: p.origin == Origin::Local,
+                        addr: p.addr,
+                        position: p.pos,
+                        orientation: p.orientation,
+                        model: String::from_utf8_lossy(&p.model).into_owned(),
+                        range_nm: p.range_nm,
+                        online_for: now.saturating_duration_since(p.joined),
+                    },
+                )
+            })
+            .collect();
+        v.sort_by_key(|(p, _)| (p.joined, p.callsign));
+        v.into_iter().map(|(_, view)| view).collect()
+    }
+}
+
+/// Rewrites a datagram into the form a FlightGear client expects: `FGFS` magic, and
+/// a range word an fgms hop byte-swapped turned back into the client's own form.
+fn client_form(buf: &mut [u8], range_word: u32) {
+    buf[0..4].copy_from_slice(&Magic::Client.bytes());
+    if let RangeWord::Swapped(nm) = RangeWord::from_wire(range_word) {
+        buf[RANGE_OFFSET..RANGE_OFFSET + 4].copy_from_slice(&u32::from(nm).to_be_bytes());
+    }
+}
+
+fn read_orientation(d: &[u8]) -> [f32; 3] {
+    let f = |off: usize| {
+        fgmp::cursor::u32_at(d, off)
+            .map(f32::from_bits)
+            .unwrap_or(0.0)
+    };
+    [f(168), f(172), f(176)]
+}
+
+fn read_model(d: &[u8]) -> &[u8] {
+    let field = d.get(32..128).unwrap_or(&[]);
+    let n = field
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(field.len().min(95));
+    &field[..n]
+}

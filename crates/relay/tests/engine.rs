@@ -1,0 +1,530 @@
+//! The relay engine driven directly: no sockets, no sleeps, time passed in.
+
+use fgmp::geo::{to_ecef, Geodetic};
+use fgmp::message::{to_bytes, Message, Position};
+use fgmp::Callsign;
+use relay::{Config, DropReason, Engine, Outbox, RelayPeer, Stats};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const BIKF: (f64, f64) = (63.985, -22.605);
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+fn ecef(lat: f64, lon: f64) -> [f64; 3] {
+    to_ecef(Geodetic {
+        lat_deg: lat,
+        lon_deg: lon,
+        alt_m: 1000.0,
+    })
+}
+
+/// A v2 position datagram as FlightGear sends it.
+fn pos(cs: &str, at: (f64, f64), range_nm: u16) -> Vec<u8> {
+    let m = Message::position(
+        Callsign::new(cs).unwrap(),
+        range_nm,
+        Position::at("Aircraft/c172p/Models/c172p.xml", ecef(at.0, at.1)),
+    );
+    to_bytes(&m).unwrap()
+}
+
+fn chat(cs: &str, text: &str) -> Vec<u8> {
+    to_bytes(&Message::chat(Callsign::new(cs).unwrap(), text.as_bytes())).unwrap()
+}
+
+/// `at` moved `nm` nautical miles north.
+fn north(at: (f64, f64), nm: f64) -> (f64, f64) {
+    (at.0 + nm / 60.0, at.1)
+}
+
+struct Rig {
+    e: Engine,
+    out: Outbox,
+    t0: Instant,
+}
+
+impl Rig {
+    fn new(config: Config) -> Rig {
+        Rig {
+            e: Engine::new(config, Arc::new(Stats::default())),
+            out: Outbox::new(),
+            t0: Instant::now(),
+        }
+    }
+    fn send(&mut self, d: &[u8], from: &str, at_s: f64) -> Vec<(Vec<u8>, SocketAddr)> {
+        self.out.clear();
+        let now = self.t0 + Duration::from_secs_f64(at_s);
+        self.e.handle(d, addr(from), now, &mut self.out);
+        self.out.iter().map(|(b, a)| (b.to_vec(), a)).collect()
+    }
+    fn dests(&mut self, d: &[u8], from: &str, at_s: f64) -> Vec<SocketAddr> {
+        let mut v: Vec<_> = self
+            .send(d, from, at_s)
+            .into_iter()
+            .map(|(_, a)| a)
+            .collect();
+        v.sort();
+        v
+    }
+    fn dropped(&self, r: DropReason) -> u64 {
+        self.e.stats().dropped(r)
+    }
+}
+
+const A: &str = "127.0.0.1:10001";
+const B: &str = "127.0.0.1:10002";
+const C: &str = "127.0.0.1:10003";
+
+#[test]
+fn pilots_in_range_receive_each_other_byte_for_byte() {
+    let mut r = Rig::new(Config::default());
+    let a = pos("ALPHA", BIKF, 100);
+    let b = pos("BRAVO", north(BIKF, 5.0), 100);
+    assert!(r.send(&a, A, 0.0).is_empty(), "nobody else yet");
+    let got = r.send(&b, B, 0.1);
+    assert_eq!(
+        got,
+        vec![(b.clone(), addr(A))],
+        "forwarded verbatim, range word not swapped"
+    );
+    let got = r.send(&a, A, 0.2);
+    assert_eq!(got, vec![(a.clone(), addr(B))]);
+    assert_eq!(r.e.pilot_count(), 2);
+}
+
+#[test]
+fn far_pilots_receive_nothing_and_the_sender_never_gets_its_own() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    r.send(&pos("FAR", (-33.9, 151.2), 100), C, 0.0);
+    let d = r.dests(&pos("BRAVO", north(BIKF, 5.0), 100), B, 0.1);
+    assert_eq!(d, vec![addr(A)]);
+    let d = r.dests(&pos("FAR", (-33.9, 151.2), 100), C, 0.2);
+    assert!(d.is_empty());
+}
+
+#[test]
+fn the_receivers_range_decides() {
+    let mut r = Rig::new(Config::default());
+    // SHORT sees only 10 nm; LONG sees 100 nm; they are 50 nm apart.
+    r.send(&pos("SHORT", BIKF, 10), A, 0.0);
+    r.send(&pos("LONG", north(BIKF, 50.0), 100), B, 0.0);
+    assert_eq!(r.dests(&pos("SHORT", BIKF, 10), A, 0.1), vec![addr(B)]);
+    assert!(r
+        .dests(&pos("LONG", north(BIKF, 50.0), 100), B, 0.1)
+        .is_empty());
+}
+
+#[test]
+fn ranges_default_to_out_of_reach_and_are_capped() {
+    let mut r = Rig::new(Config::default());
+    // Range word 0: default 100 nm. 150 nm away: not in range.
+    r.send(&pos("ZERO", BIKF, 0), A, 0.0);
+    assert!(r
+        .dests(&pos("S1", north(BIKF, -150.0), 100), B, 0.1)
+        .is_empty());
+    assert_eq!(
+        r.dests(&pos("S2", north(BIKF, 90.0), 100), C, 0.1),
+        vec![addr(A)]
+    );
+    // 60000 nm requested: capped at 2000 nm, so a pilot 2100 nm away is not seen.
+    let mut r = Rig::new(Config::default());
+    let equator = (0.0, 10.0);
+    r.send(&pos("HUGE", equator, 60000), A, 0.0);
+    assert_eq!(
+        r.dests(&pos("N1", north(equator, 1900.0), 100), B, 0.1),
+        vec![addr(A)]
+    );
+    assert!(r
+        .dests(&pos("N2", north(equator, 2100.0), 100), C, 0.1)
+        .is_empty());
+}
+
+#[test]
+fn chat_needs_a_known_sender_and_follows_range() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    assert!(r.send(&chat("GHOST", "hi"), B, 0.1).is_empty());
+    assert_eq!(r.dropped(DropReason::UnknownSender), 1);
+    assert_eq!(r.e.pilot_count(), 1, "chat never creates a pilot");
+    r.send(&pos("BRAVO", north(BIKF, 3.0), 100), B, 0.2);
+    let c = chat("BRAVO", "hello");
+    assert_eq!(r.send(&c, B, 0.3), vec![(c.clone(), addr(A))]);
+}
+
+#[test]
+fn observers_receive_but_are_never_forwarded() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("obs01", BIKF, 100), A, 0.0);
+    assert_eq!(
+        r.dests(&pos("BRAVO", north(BIKF, 1.0), 100), B, 0.1),
+        vec![addr(A)]
+    );
+    assert!(r.send(&pos("obs01", BIKF, 100), A, 0.2).is_empty());
+    assert_eq!(r.e.pilot_count(), 2, "observers count as online");
+}
+
+#[test]
+fn ping_gets_pong() {
+    let mut r = Rig::new(Config::default());
+    let ping = to_bytes(&Message::ping(Callsign::new("probe").unwrap())).unwrap();
+    let got = r.send(&ping, A, 0.0);
+    let mut pong = ping.clone();
+    pong[11] = 10;
+    assert_eq!(got, vec![(pong.clone(), addr(A))]);
+    assert!(
+        r.send(&pong, A, 0.1).is_empty(),
+        "pongs are counted and dropped"
+    );
+    assert_eq!(r.e.pilot_count(), 0);
+}
+
+#[test]
+fn a_callsign_is_bound_to_its_first_address() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    r.send(&pos("BRAVO", north(BIKF, 1.0), 100), B, 0.0);
+    // Same IP, other port: dropped (fgms ignored the port), and ALPHA does not move.
+    let hijack = pos("ALPHA", (-33.9, 151.2), 100);
+    assert!(r.send(&hijack, "127.0.0.1:10099", 0.1).is_empty());
+    assert_eq!(r.dropped(DropReason::AddressMismatch), 1);
+    let view =
+        r.e.pilots(r.t0)
+            .into_iter()
+            .find(|p| p.callsign.as_bytes() == b"ALPHA")
+            .unwrap();
+    assert_eq!(view.addr, addr(A));
+    assert!((view.position[0] - ecef(BIKF.0, BIKF.1)[0]).abs() < 1e-6);
+}
+
+#[test]
+fn silent_pilots_expire_by_timer() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    r.send(&pos("BRAVO", north(BIKF, 1.0), 100), B, 0.0);
+    let mut t = 1.0;
+    while t < 9.5 {
+        r.send(&pos("BRAVO", north(BIKF, 1.0), 100), B, t);
+        r.e.handle_timeout(r.t0 + Duration::from_secs_f64(t));
+        t += 1.0;
+    }
+    assert_eq!(r.e.pilot_count(), 2);
+    // No traffic at all after this: only the timer can remove ALPHA.
+    let deadline =
+        r.e.poll_timeout()
+            .expect("a sweep is armed while pilots exist");
+    assert!(deadline <= r.t0 + Duration::from_secs(11));
+    r.e.handle_timeout(r.t0 + Duration::from_secs(11));
+    assert_eq!(r.e.pilot_count(), 1, "ALPHA silent for 11 s is gone");
+    r.e.handle_timeout(r.t0 + Duration::from_secs(21));
+    assert_eq!(r.e.pilot_count(), 0);
+    assert_eq!(
+        r.e.stats()
+            .pilots_expired
+            .load(std::sync::atomic::Ordering::Relaxed),
+        2
+    );
+    assert_eq!(r.e.poll_timeout(), None, "no timer when nobody is online");
+}
+
+fn mutate(mut d: Vec<u8>, f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+    f(&mut d);
+    d
+}
+
+#[test]
+fn bad_datagrams_are_counted_and_change_nothing() {
+    let good = pos("BAD", north(BIKF, 1.0), 100);
+    let len = good.len();
+    let cases: Vec<(DropReason, Vec<u8>)> = vec![
+        (
+            DropReason::BadMagic,
+            mutate(good.clone(), |d| d[0..4].copy_from_slice(b"xV4\x12")),
+        ),
+        (
+            DropReason::BadVersion,
+            mutate(good.clone(), |d| {
+                d[4..8].copy_from_slice(&0x0002_0001u32.to_be_bytes())
+            }),
+        ),
+        (
+            DropReason::LengthMismatch,
+            mutate(good.clone(), |d| {
+                d[12..16].copy_from_slice(&999u32.to_be_bytes())
+            }),
+        ),
+        (
+            DropReason::LengthMismatch,
+            mutate(good.clone(), |d| d.truncate(len - 1)),
+        ),
+        (
+            DropReason::PositionTooShort,
+            mutate(good.clone(), |d| {
+                d.truncate(200);
+                d[12..16].copy_from_slice(&200u32.to_be_bytes());
+            }),
+        ),
+        (
+            DropReason::Oversize,
+            mutate(good.clone(), |d| {
+                d.resize(1201, 0);
+                d[12..16].copy_from_slice(&1201u32.to_be_bytes());
+            }),
+        ),
+        (
+            DropReason::NonFinitePosition,
+            mutate(good.clone(), |d| {
+                d[144..152].copy_from_slice(&f64::NAN.to_bits().to_be_bytes())
+            }),
+        ),
+        (
+            DropReason::NonFinitePosition,
+            mutate(good.clone(), |d| {
+                d[160..168].copy_from_slice(&f64::INFINITY.to_bits().to_be_bytes())
+            }),
+        ),
+        (
+            DropReason::ZeroPosition,
+            mutate(good.clone(), |d| d[144..168].fill(0)),
+        ),
+        (DropReason::Runt, good[..20].to_vec()),
+        (DropReason::Runt, vec![]),
+        (
+            DropReason::EmptyCallsign,
+            mutate(good.clone(), |d| d[24..32].fill(0)),
+        ),
+    ];
+    for (reason, bad) in cases {
+        let mut r = Rig::new(Config::default());
+        r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+        assert!(
+            r.send(&bad, B, 0.1).is_empty(),
+            "{reason:?} must not be forwarded"
+        );
+        assert_eq!(r.dropped(reason), 1, "{reason:?} counted");
+        assert_eq!(r.e.stats().dropped_total(), 1);
+        assert_eq!(r.e.pilot_count(), 1, "{reason:?} created no pilot");
+        // Valid traffic still flows, and the bad sender's callsign is still free.
+        assert_eq!(r.dests(&good, B, 0.2), vec![addr(A)], "after {reason:?}");
+    }
+}
+
+#[test]
+fn a_bad_datagram_does_not_move_a_known_pilot() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    r.send(&pos("BRAVO", north(BIKF, 1.0), 100), B, 0.0);
+    let zero = mutate(pos("BRAVO", north(BIKF, 1.0), 100), |d| d[144..168].fill(0));
+    assert!(r.send(&zero, B, 0.1).is_empty());
+    let v =
+        r.e.pilots(r.t0)
+            .into_iter()
+            .find(|p| p.callsign.as_bytes() == b"BRAVO")
+            .unwrap();
+    assert!(v.position[0] != 0.0);
+}
+
+fn relay_cfg(relays: &[&str], hub: bool) -> Config {
+    Config {
+        relays: relays
+            .iter()
+            .map(|a| RelayPeer {
+                addr: addr(a),
+                label: a.to_string(),
+            })
+            .collect(),
+        hub,
+        ..Config::default()
+    }
+}
+
+const R1: &str = "127.0.0.1:20001";
+const R2: &str = "127.0.0.1:20002";
+const R3: &str = "127.0.0.1:20003";
+
+fn relay_form(d: &[u8]) -> Vec<u8> {
+    mutate(d.to_vec(), |d| d[0..4].copy_from_slice(b"SFGF"))
+}
+
+#[test]
+fn local_traffic_goes_to_relays_lazily_when_nobody_is_in_range() {
+    let mut r = Rig::new(relay_cfg(&[R1], false));
+    let a = pos("ALPHA", BIKF, 100);
+    // First datagram crosses at once, with the relay magic.
+    assert_eq!(r.send(&a, A, 0.0), vec![(relay_form(&a), addr(R1))]);
+    // Then at most one per 2 s while the relay has nobody in range.
+    let mut sent = 0;
+    for i in 1..=40 {
+        sent += r.send(&a, A, i as f64 * 0.1).len();
+    }
+    assert_eq!(sent, 2, "t = 2.0 s and 4.0 s");
+}
+
+#[test]
+fn relays_get_full_rate_when_any_of_their_pilots_is_in_range() {
+    let mut r = Rig::new(relay_cfg(&[R1], false));
+    // Two remote pilots behind R1: the first far away, the second close (fgms looked only at the first).
+    assert!(r
+        .send(&relay_form(&pos("FAR", (-33.9, 151.2), 100)), R1, 0.0)
+        .is_empty());
+    r.send(&relay_form(&pos("NEAR", north(BIKF, 2.0), 100)), R1, 0.0);
+    let a = pos("ALPHA", BIKF, 100);
+    let mut sent = 0;
+    for i in 0..20 {
+        let got = r.send(&a, A, i as f64 * 0.1);
+        assert!(got
+            .iter()
+            .all(|(b, to)| *to == addr(R1) && b[0..4] == *b"SFGF"));
+        sent += got.len();
+    }
+    assert_eq!(sent, 20, "every datagram crosses");
+}
+
+#[test]
+fn relay_traffic_reaches_local_pilots_in_range_with_the_client_magic() {
+    let mut r = Rig::new(relay_cfg(&[R1], false));
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    r.send(&pos("FARAWAY", (-33.9, 151.2), 100), C, 0.0);
+    let remote = pos("REMOTE", north(BIKF, 5.0), 100);
+    let got = r.send(&relay_form(&remote), R1, 0.1);
+    assert_eq!(
+        got,
+        vec![(remote.clone(), addr(A))],
+        "FGFS magic, nothing else changed; not back to R1"
+    );
+    // An fgms peer byte-swaps the range word: deliver the word FlightGear would have sent.
+    let swapped = mutate(relay_form(&remote), |d| {
+        d[16..20].copy_from_slice(&0x6400_0000u32.to_be_bytes())
+    });
+    let got = r.send(&swapped, R1, 0.2);
+    assert_eq!(got, vec![(remote.clone(), addr(A))]);
+    let view =
+        r.e.pilots(r.t0)
+            .into_iter()
+            .find(|p| p.callsign.as_bytes() == b"REMOTE")
+            .unwrap();
+    assert_eq!(
+        view.range_nm, 100.0,
+        "swapped word decoded as 100 nm, not 25600"
+    );
+    assert!(!view.local);
+    assert_eq!(view.origin, R1);
+}
+
+#[test]
+fn relay_magic_from_an_unknown_address_is_dropped() {
+    let mut r = Rig::new(relay_cfg(&[R1], false));
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    assert!(r
+        .send(&relay_form(&pos("EVIL", BIKF, 100)), "127.0.0.9:1234", 0.1)
+        .is_empty());
+    assert_eq!(r.dropped(DropReason::UnknownRelay), 1);
+    assert_eq!(r.e.pilot_count(), 1);
+}
+
+#[test]
+fn whitelisted_peers_may_send_relay_traffic() {
+    let mut cfg = Config::default();
+    cfg.whitelist.push("127.0.0.8/30".parse().unwrap());
+    let mut r = Rig::new(cfg);
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    let d = pos("FRIEND", BIKF, 100);
+    assert_eq!(
+        r.send(&relay_form(&d), "127.0.0.9:1", 0.1),
+        vec![(d, addr(A))]
+    );
+}
+
+#[test]
+fn hubs_reforward_relay_traffic_but_never_back() {
+    let remote = relay_form(&pos("REMOTE", BIKF, 100));
+    let mut hub = Rig::new(relay_cfg(&[R1, R2, R3], true));
+    let mut d = hub.dests(&remote, R2, 0.0);
+    d.sort();
+    assert_eq!(d, vec![addr(R1), addr(R3)]);
+    let mut leaf = Rig::new(relay_cfg(&[R1, R2, R3], false));
+    assert!(
+        leaf.dests(&remote, R2, 0.0).is_empty(),
+        "only hubs re-forward"
+    );
+}
+
+#[test]
+fn crossfeed_gets_every_valid_datagram() {
+    let cf = addr("127.0.0.1:30000");
+    let mut r = Rig::new(Config {
+        crossfeeds: vec![cf],
+        ..Config::default()
+    });
+    let a = pos("ALPHA", BIKF, 100);
+    assert_eq!(r.send(&a, A, 0.0), vec![(relay_form(&a), cf)]);
+    let obs = pos("obs1", BIKF, 100);
+    assert_eq!(
+        r.send(&obs, B, 0.0)
+            .iter()
+            .filter(|(_, t)| *t == cf)
+            .count(),
+        1
+    );
+    assert!(
+        r.send(&a[..100], A, 0.1).is_empty(),
+        "invalid datagrams are not crossfed"
+    );
+}
+
+#[test]
+fn blacklisted_networks_are_dropped() {
+    let mut cfg = Config::default();
+    cfg.blacklist.push("127.0.0.0/30".parse().unwrap());
+    let mut r = Rig::new(cfg);
+    r.send(&pos("ALPHA", BIKF, 100), "127.0.0.5:1", 0.0);
+    assert!(r
+        .send(&pos("BAD", BIKF, 100), "127.0.0.2:1", 0.1)
+        .is_empty());
+    assert_eq!(r.dropped(DropReason::Blacklisted), 1);
+    assert_eq!(r.e.pilot_count(), 1);
+}
+
+#[test]
+fn the_table_is_bounded() {
+    let mut r = Rig::new(Config {
+        max_pilots: 2,
+        ..Config::default()
+    });
+    r.send(&pos("P1", BIKF, 100), A, 0.0);
+    r.send(&pos("P2", BIKF, 100), B, 0.0);
+    r.send(&pos("P3", BIKF, 100), C, 0.0);
+    assert_eq!(r.e.pilot_count(), 2);
+    assert_eq!(r.dropped(DropReason::TableFull), 1);
+}
+
+#[test]
+fn reconfigure_keeps_pilots() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    r.e.reconfigure(Config {
+        name: "renamed".into(),
+        ..Config::default()
+    });
+    assert_eq!(r.e.pilot_count(), 1);
+    assert_eq!(r.e.config().name, "renamed");
+    assert_eq!(r.dests(&pos("BRAVO", BIKF, 100), B, 0.1), vec![addr(A)]);
+}
+
+#[test]
+fn other_message_ids_are_not_forwarded() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    r.send(&pos("BRAVO", BIKF, 100), B, 0.0);
+    for id in [2u32, 3, 4, 5, 6, 8, 11, 99] {
+        let d = mutate(pos("BRAVO", BIKF, 100), |d| {
+            d[8..12].copy_from_slice(&id.to_be_bytes())
+        });
+        assert!(r.send(&d, B, 0.1).is_empty(), "id {id}");
+    }
+    assert_eq!(r.dropped(DropReason::UnsupportedMsgId), 8);
+}
