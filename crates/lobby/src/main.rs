@@ -192,30 +192,30 @@ enum Signal {
     Reload,
 }
 
-async fn next_signal() -> Signal {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let mut hup = signal(SignalKind::hangup()).ok();
-    let term_f = async {
-        match term.as_mut() {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending::<()>().await,
+/// SIGTERM, SIGINT and SIGHUP, registered before any listener is announced so a
+/// signal sent right after the `listening` lines is never lost.
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn install() -> Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            term: signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
+            int: signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
+            hup: signal(SignalKind::hangup()).context("cannot handle SIGHUP")?,
+        })
+    }
+
+    async fn next(&mut self) -> Signal {
+        tokio::select! {
+            _ = self.term.recv() => Signal::Stop,
+            _ = self.int.recv() => Signal::Stop,
+            _ = self.hup.recv() => Signal::Reload,
         }
-    };
-    let hup_f = async {
-        match hup.as_mut() {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => Signal::Stop,
-        _ = term_f => Signal::Stop,
-        _ = hup_f => Signal::Reload,
     }
 }
 
@@ -223,6 +223,7 @@ async fn serve_relay(
     section: config::RelaySection,
     reload: impl Fn() -> Result<config::RelaySection>,
 ) -> Result<ExitCode> {
+    let mut signals = Signals::install()?;
     let engine_cfg = section.engine_config()?;
     let server = relay_server::RelayServer::start(
         engine_cfg,
@@ -232,7 +233,7 @@ async fn serve_relay(
     .await?;
     tracing::info!(name = %section.name, "relay serving");
     loop {
-        match next_signal().await {
+        match signals.next().await {
             Signal::Stop => break,
             Signal::Reload => {
                 match reload().and_then(|s| s.engine_config()) {

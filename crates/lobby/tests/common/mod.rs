@@ -1,0 +1,240 @@
+//! Running the real `lobby` binary in tests: start it on 127.0.0.1 port 0, read its
+//! `listening ...` lines, talk to it, stop it.
+
+#![allow(dead_code)]
+
+use fgmp::geo::{to_ecef, Geodetic};
+use fgmp::message::{to_bytes, Message, Position};
+use fgmp::Callsign;
+use std::io::{BufRead, BufReader, Read};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub struct Lobby {
+    pub child: Child,
+    /// (part, proto, addr) for every `listening` line.
+    pub listeners: Vec<(String, String, SocketAddr)>,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Lobby {
+    /// Starts `lobby ARGS...` and waits for `expect` listening lines.
+    pub fn start(args: &[&str], expect: usize) -> Lobby {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lobby"))
+            .args(args)
+            .env("RUST_LOG", "debug")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn lobby");
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let log2 = log.clone();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stderr);
+            let mut line = String::new();
+            while r.read_line(&mut line).map(|n| n > 0).unwrap_or(false) {
+                log2.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut listeners = Vec::new();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while listeners.len() < expect {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = match rx.recv_timeout(left) {
+                Ok(l) => l,
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!(
+                        "lobby {args:?} printed {} of {expect} listening lines; stderr:\n{}",
+                        listeners.len(),
+                        log.lock().unwrap()
+                    );
+                }
+            };
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(parts.len(), 4, "unexpected stdout line {line:?}");
+            assert_eq!(parts[0], "listening");
+            listeners.push((
+                parts[1].to_string(),
+                parts[2].to_string(),
+                parts[3].parse().unwrap(),
+            ));
+        }
+        Lobby {
+            child,
+            listeners,
+            stderr: log,
+        }
+    }
+
+    pub fn addr(&self, part: &str, proto: &str) -> SocketAddr {
+        self.addrs(part, proto)[0]
+    }
+
+    pub fn addrs(&self, part: &str, proto: &str) -> Vec<SocketAddr> {
+        let v: Vec<_> = self
+            .listeners
+            .iter()
+            .filter(|(p, q, _)| p == part && q == proto)
+            .map(|l| l.2)
+            .collect();
+        assert!(
+            !v.is_empty(),
+            "no {part} {proto} listener in {:?}",
+            self.listeners
+        );
+        v
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    pub fn signal(&self, sig: i32) {
+        unsafe {
+            libc::kill(self.child.id() as i32, sig);
+        }
+    }
+
+    /// Sends SIGTERM and returns the exit status.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        self.signal(libc::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("lobby did not stop within 10 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Lobby {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads the telnet pilot list.
+pub fn telnet(addr: SocketAddr) -> String {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("telnet connect");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).expect("telnet read");
+    text
+}
+
+/// Polls the telnet list until `pred` holds (bounded).
+pub fn telnet_until(addr: SocketAddr, what: &str, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let t = telnet(addr);
+        if pred(&t) {
+            return t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "telnet never showed {what}:\n{t}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A UDP client socket on loopback.
+pub fn client(v6: bool) -> UdpSocket {
+    let s = UdpSocket::bind(if v6 { "[::1]:0" } else { "127.0.0.1:0" }).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    s
+}
+
+pub fn client_on(ip: &str) -> UdpSocket {
+    let s = UdpSocket::bind(format!("{ip}:0")).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    s
+}
+
+pub fn ecef(lat: f64, lon: f64) -> [f64; 3] {
+    to_ecef(Geodetic {
+        lat_deg: lat,
+        lon_deg: lon,
+        alt_m: 1000.0,
+    })
+}
+
+pub const BIKF: (f64, f64) = (63.985, -22.605);
+
+pub fn pos(cs: &str, at: (f64, f64), range_nm: u16) -> Vec<u8> {
+    let m = Message::position(
+        Callsign::new(cs).unwrap(),
+        range_nm,
+        Position::at("Aircraft/c172p/Models/c172p.xml", ecef(at.0, at.1)),
+    );
+    to_bytes(&m).unwrap()
+}
+
+pub fn north(at: (f64, f64), nm: f64) -> (f64, f64) {
+    (at.0 + nm / 60.0, at.1)
+}
+
+/// Every datagram that arrives on `s` within `window`.
+pub fn drain(s: &UdpSocket, window: Duration) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let deadline = Instant::now() + window;
+    let mut buf = [0u8; 2048];
+    while Instant::now() < deadline {
+        if let Ok((n, _)) = s.recv_from(&mut buf) {
+            out.push(buf[..n].to_vec());
+        }
+    }
+    out
+}
+
+/// Sends `d` from `s` to `to` until `rx` receives a datagram with callsign `cs`
+/// (bounded: relays learn pilots from their first datagram, and UDP may race).
+pub fn send_until_seen(
+    s: &UdpSocket,
+    d: &[u8],
+    to: SocketAddr,
+    rx: &UdpSocket,
+    cs: &str,
+) -> Vec<u8> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut buf = [0u8; 2048];
+    loop {
+        s.send_to(d, to).unwrap();
+        while let Ok((n, _)) = rx.recv_from(&mut buf) {
+            if callsign_of(&buf[..n]) == cs {
+                return buf[..n].to_vec();
+            }
+        }
+        assert!(Instant::now() < deadline, "{cs} never arrived");
+    }
+}
+
+pub fn callsign_of(d: &[u8]) -> String {
+    if d.len() < 32 {
+        return String::new();
+    }
+    Callsign::from_wire(d[24..32].try_into().unwrap()).to_string()
+}
