@@ -8,7 +8,11 @@ use fgmp::{Callsign, Error, Header, Magic};
 use proptest::prelude::*;
 
 fn data(rel: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/../../testdata/fg/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read(format!(
+        "{}/../../testdata/fg/{rel}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 fn captures() -> Vec<Vec<u8>> {
@@ -29,7 +33,10 @@ fn samples() -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .map(|e| {
             let p = e.unwrap().path();
-            (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap())
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
         })
         .collect();
     v.sort();
@@ -40,7 +47,8 @@ fn samples() -> Vec<(String, Vec<u8>)> {
 fn header_layout_from_the_notes() {
     // magic FGFS, version 1.1, msgid 9 (ping), MsgLen 32, range 100 in the low half, port 0, "TEST1".
     let bytes: [u8; 32] = [
-        0x46, 0x47, 0x46, 0x53, 0, 1, 0, 1, 0, 0, 0, 9, 0, 0, 0, 32, 0, 0, 0, 100, 0, 0, 0, 0, b'T', b'E', b'S', b'T', b'1', 0, 0, 0,
+        0x46, 0x47, 0x46, 0x53, 0, 1, 0, 1, 0, 0, 0, 9, 0, 0, 0, 32, 0, 0, 0, 100, 0, 0, 0, 0,
+        b'T', b'E', b'S', b'T', b'1', 0, 0, 0,
     ];
     let h = Header::decode(&bytes).unwrap();
     assert_eq!(h.magic, Magic::Client);
@@ -80,7 +88,11 @@ fn every_capture_decodes_and_reencodes_to_the_same_bytes() {
     let caps = captures();
     assert_eq!(caps.len(), 400);
     let index = String::from_utf8(data("c172p_TEST1_400.index.tsv")).unwrap();
-    let lens: Vec<usize> = index.lines().filter(|l| !l.starts_with('#')).map(|l| l.split('\t').nth(4).unwrap().parse().unwrap()).collect();
+    let lens: Vec<usize> = index
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split('\t').nth(4).unwrap().parse().unwrap())
+        .collect();
     assert_eq!(lens.len(), 400);
     for (i, d) in caps.iter().enumerate() {
         assert_eq!(d.len(), lens[i], "datagram {}", i + 1);
@@ -89,10 +101,17 @@ fn every_capture_decodes_and_reencodes_to_the_same_bytes() {
         assert_eq!(m.header.msg_id, MsgId::Position);
         assert_eq!(m.header.msg_len as usize, d.len());
         assert_eq!(m.header.range(), RangeWord::Plain(100));
-        let Body::Position(p) = &m.body else { panic!("not a position") };
+        let Body::Position(p) = &m.body else {
+            panic!("not a position")
+        };
         assert_eq!(p.model, b"Aircraft/c172p/Models/c172p.xml");
         assert!(p.is_v2());
-        assert_eq!(to_bytes(&m).unwrap(), *d, "datagram {} re-encodes byte for byte", i + 1);
+        assert_eq!(
+            to_bytes(&m).unwrap(),
+            *d,
+            "datagram {} re-encodes byte for byte",
+            i + 1
+        );
         let r = RoutingInfo::parse(d).unwrap();
         assert_eq!(r.position, Some(p.position));
     }
@@ -107,7 +126,9 @@ fn every_capture_decodes_and_reencodes_to_the_same_bytes() {
 fn first_capture_position_matches_the_readme() {
     let d = data("samples/c172p_TEST1_first_datagram.bin");
     assert_eq!(d.len(), 893);
-    let Body::Position(p) = Message::decode(&d).unwrap().body else { panic!() };
+    let Body::Position(p) = Message::decode(&d).unwrap().body else {
+        panic!()
+    };
     let g = from_ecef(p.position);
     assert!((g.lat_deg - 63.983133).abs() < 1e-6, "{}", g.lat_deg);
     assert!((g.lon_deg - -22.59145).abs() < 1e-5, "{}", g.lon_deg);
@@ -117,7 +138,9 @@ fn first_capture_position_matches_the_readme() {
     assert_eq!(d.len() - 232, 661, "661 property bytes");
     // The aircraft on the ground before scenery loaded reports -9999 ft.
     let d = data("samples/c172p_TEST1_onground_before_scenery_-9999ft.bin");
-    let Body::Position(p) = Message::decode(&d).unwrap().body else { panic!() };
+    let Body::Position(p) = Message::decode(&d).unwrap().body else {
+        panic!()
+    };
     let alt_ft = from_ecef(p.position).alt_m * FEET_PER_METRE;
     assert!((alt_ft - -9999.0).abs() < 1.0, "{alt_ft}");
 }
@@ -129,8 +152,21 @@ fn chat_message_is_288_bytes() {
     assert_eq!(b.len(), 288);
     assert_eq!(&b[12..16], &288u32.to_be_bytes());
     assert_eq!(&b[32..38], b"Hello\0");
-    assert_eq!(Message::decode(&b).unwrap(), Message { header: Header { msg_len: 288, ..m.header }, ..m });
-    assert!(Chat { text: vec![b'x'; 256] }.encode(&mut Vec::new()).is_err());
+    assert_eq!(
+        Message::decode(&b).unwrap(),
+        Message {
+            header: Header {
+                msg_len: 288,
+                ..m.header
+            },
+            ..m
+        }
+    );
+    assert!(Chat {
+        text: vec![b'x'; 256]
+    }
+    .encode(&mut Vec::new())
+    .is_err());
 }
 
 #[test]
@@ -139,10 +175,16 @@ fn strict_decoding_rejects_what_flightgear_drops() {
     let mut v = good.clone();
     v[4..8].copy_from_slice(&0x0002_0001u32.to_be_bytes());
     assert_eq!(Message::decode(&v), Err(Error::BadVersion(0x0002_0001)));
-    assert_eq!(RoutingInfo::parse(&v).unwrap_err(), Error::BadVersion(0x0002_0001));
+    assert_eq!(
+        RoutingInfo::parse(&v).unwrap_err(),
+        Error::BadVersion(0x0002_0001)
+    );
     let mut v = good.clone();
     v[12..16].copy_from_slice(&999u32.to_be_bytes());
-    assert!(matches!(RoutingInfo::parse(&v), Err(Error::LengthMismatch { msg_len: 999, .. })));
+    assert!(matches!(
+        RoutingInfo::parse(&v),
+        Err(Error::LengthMismatch { msg_len: 999, .. })
+    ));
     let mut v = good.clone();
     v.resize(1201, 0);
     v[12..16].copy_from_slice(&1201u32.to_be_bytes());
@@ -178,19 +220,21 @@ fn position() -> impl Strategy<Value = Position> {
         (vec3f(), vec3f(), vec3f(), vec3f(), vec3f()),
         prop_oneof![Just(0u32), Just(fgmp::V2_PAD_MAGIC)],
     )
-        .prop_map(|(model, time, lag, position, (o, lv, av, la, aa), pad)| Position {
-            model: model.into_bytes(),
-            time,
-            lag,
-            position,
-            orientation: o,
-            linear_vel: lv,
-            angular_vel: av,
-            linear_accel: la,
-            angular_accel: aa,
-            pad,
-            properties: Default::default(),
-        })
+        .prop_map(
+            |(model, time, lag, position, (o, lv, av, la, aa), pad)| Position {
+                model: model.into_bytes(),
+                time,
+                lag,
+                position,
+                orientation: o,
+                linear_vel: lv,
+                angular_vel: av,
+                linear_accel: la,
+                angular_accel: aa,
+                pad,
+                properties: Default::default(),
+            },
+        )
 }
 
 proptest! {
