@@ -50,6 +50,8 @@ pub struct RelaySection {
     pub blacklist: Vec<String>,
     /// Upper bound on pilots held.
     pub max_pilots: usize,
+    /// Receive threads per listen address (SO_REUSEPORT); 0 = one per CPU core.
+    pub workers: usize,
 }
 
 impl Default for RelaySection {
@@ -69,6 +71,7 @@ impl Default for RelaySection {
             whitelist: vec![],
             blacklist: vec![],
             max_pilots: d.max_pilots,
+            workers: 0,
         }
     }
 }
@@ -167,6 +170,14 @@ impl RelaySection {
                 .collect::<Result<_>>()?,
             max_pilots: self.max_pilots,
         })
+    }
+
+    /// Worker threads per listen address.
+    pub fn workers(&self) -> usize {
+        match self.workers {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n.min(64),
+        }
     }
 
     /// The UDP listen addresses.

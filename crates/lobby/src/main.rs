@@ -4,6 +4,7 @@ mod config;
 mod fgms_conf;
 mod load;
 mod relay_server;
+mod udp_batch;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -83,6 +84,9 @@ struct RelayArgs {
     /// Most pilots held at once (default 50000).
     #[arg(long, value_name = "N")]
     max_pilots: Option<usize>,
+    /// Receive threads per UDP address, sharing the port (default: one per CPU core).
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
 }
 
 impl RelayArgs {
@@ -130,6 +134,9 @@ impl RelayArgs {
         }
         if let Some(v) = self.max_pilots {
             r.max_pilots = v;
+        }
+        if let Some(v) = self.workers {
+            r.workers = v;
         }
         Ok(r)
     }
@@ -229,9 +236,16 @@ async fn serve_relay(
         engine_cfg,
         &section.listen_addrs()?,
         &section.telnet_addrs()?,
+        section.workers(),
     )
     .await?;
-    tracing::info!(name = %section.name, "relay serving");
+    tracing::info!(
+        name = %section.name,
+        udp = ?server.udp,
+        telnet = ?server.telnet,
+        workers = section.workers(),
+        "relay serving"
+    );
     loop {
         match signals.next().await {
             Signal::Stop => break,

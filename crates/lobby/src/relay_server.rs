@@ -2,6 +2,7 @@
 //! one receive thread per socket, and the telnet pilot list.
 
 use crate::listening;
+use crate::udp_batch::{RecvBatch, SendBatch};
 use anyhow::{Context, Result};
 use relay::{Engine, Outbox, Stats};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -30,10 +31,20 @@ pub struct RelayServer {
 }
 
 /// Binds a UDP socket; IPv6 sockets are IPv6-only so IPv4 and IPv6 can share a port.
+#[allow(dead_code)] // used by the load tools
 pub fn bind_udp(addr: SocketAddr) -> Result<UdpSocket> {
+    bind_udp_shared(addr, false)
+}
+
+/// Like [`bind_udp`]; with `shared`, sets SO_REUSEPORT so several worker sockets
+/// can bind the same port and the kernel spreads clients over them.
+pub fn bind_udp_shared(addr: SocketAddr, shared: bool) -> Result<UdpSocket> {
     let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_ipv6() {
         sock.set_only_v6(true)?;
+    }
+    if shared {
+        sock.set_reuse_port(true)?;
     }
     // Bursts of 10 Hz × hundreds of pilots arrive together; give the kernel room.
     let _ = sock.set_recv_buffer_size(8 << 20);
@@ -49,12 +60,22 @@ impl RelayServer {
         config: relay::Config,
         listen: &[SocketAddr],
         telnet: &[SocketAddr],
+        workers: usize,
     ) -> Result<RelayServer> {
         let stats = Arc::new(Stats::default());
         let engine = Arc::new(Mutex::new(Engine::new(config, stats)));
+        // One socket per worker thread and listen address, sharing the port.
+        let workers = workers.max(1);
         let mut sockets = Vec::new();
+        let mut udp = Vec::new();
         for &a in listen {
-            sockets.push(Arc::new(bind_udp(a)?));
+            let first = bind_udp_shared(a, workers > 1)?;
+            let bound = first.local_addr()?;
+            udp.push(bound);
+            sockets.push(Arc::new(first));
+            for _ in 1..workers {
+                sockets.push(Arc::new(bind_udp_shared(bound, true)?));
+            }
         }
         let mut listeners = Vec::new();
         for &a in telnet {
@@ -63,10 +84,6 @@ impl RelayServer {
                 .with_context(|| format!("cannot bind telnet TCP {a}"))?;
             listeners.push(l);
         }
-        let udp: Vec<SocketAddr> = sockets
-            .iter()
-            .map(|s| s.local_addr())
-            .collect::<Result<_, _>>()?;
         let telnet: Vec<SocketAddr> = listeners
             .iter()
             .map(|l| l.local_addr())
@@ -78,13 +95,11 @@ impl RelayServer {
             listening("relay", "telnet", *a);
         }
         let stop = Arc::new(AtomicBool::new(false));
-        let all: Arc<Vec<(bool, Arc<UdpSocket>)>> = Arc::new(
-            sockets
-                .iter()
-                .zip(&udp)
-                .map(|(s, a)| (a.is_ipv4(), s.clone()))
-                .collect(),
-        );
+        let mut all = Vec::new();
+        for s in &sockets {
+            all.push((s.local_addr()?.is_ipv4(), s.clone()));
+        }
+        let all = Arc::new(all);
         let mut threads = Vec::new();
         for s in sockets {
             s.set_read_timeout(Some(TICK))?;
@@ -111,6 +126,7 @@ impl RelayServer {
     }
 
     /// The engine, for reloads and readers (HTTP, metrics).
+    #[allow(dead_code)] // read by the HTTP API (issue 3 onwards)
     pub fn engine(&self) -> &Arc<Mutex<Engine>> {
         &self.engine
     }
@@ -137,24 +153,31 @@ pub fn lock(engine: &Mutex<Engine>) -> std::sync::MutexGuard<'_, Engine> {
     engine.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// Datagrams taken per receive call.
+const BATCH: usize = 64;
+
 fn udp_loop(
     sock: &UdpSocket,
     all: &[(bool, Arc<UdpSocket>)],
     engine: &Mutex<Engine>,
     stop: &AtomicBool,
 ) {
-    let mut buf = vec![0u8; 65536];
+    let mut rx = RecvBatch::new(BATCH);
+    let mut tx = SendBatch::new();
     let mut out = Outbox::new();
+    let own_v4 = sock.local_addr().map(|a| a.is_ipv4()).unwrap_or(true);
     while !stop.load(Ordering::Relaxed) {
-        match sock.recv_from(&mut buf) {
-            Ok((n, from)) => {
+        match rx.recv(sock) {
+            Ok(_) => {
                 let now = Instant::now();
                 {
                     let mut e = lock(engine);
-                    e.handle(&buf[..n], from, now, &mut out);
+                    for (d, from) in rx.iter() {
+                        e.handle(d, from, now, &mut out);
+                    }
                     e.handle_timeout(now);
                 }
-                flush(all, &mut out);
+                flush(sock, own_v4, all, &mut tx, &mut out);
             }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
                 lock(engine).handle_timeout(Instant::now());
@@ -168,14 +191,25 @@ fn udp_loop(
     }
 }
 
-fn flush(all: &[(bool, Arc<UdpSocket>)], out: &mut Outbox) {
-    for (bytes, to) in out.iter() {
-        let Some((_, s)) = all.iter().find(|(v4, _)| *v4 == to.is_ipv4()) else {
-            tracing::debug!(peer = %to, "no socket of this address family to send from");
-            continue;
-        };
-        if let Err(e) = s.send_to(bytes, to) {
-            tracing::debug!(peer = %to, error = %e, "relay send failed");
+/// Sends the outbox: same-family datagrams from this worker's own socket in one
+/// batch, the others from a socket of the other family.
+fn flush(
+    own: &UdpSocket,
+    own_v4: bool,
+    all: &[(bool, Arc<UdpSocket>)],
+    tx: &mut SendBatch,
+    out: &mut Outbox,
+) {
+    if out.is_empty() {
+        return;
+    }
+    tx.send(own, out.iter().filter(|(_, to)| to.is_ipv4() == own_v4));
+    if out.iter().any(|(_, to)| to.is_ipv4() != own_v4) {
+        match all.iter().find(|(v4, _)| *v4 != own_v4) {
+            Some((_, other)) => {
+                tx.send(other, out.iter().filter(|(_, to)| to.is_ipv4() != own_v4));
+            }
+            None => tracing::debug!("no socket of the other address family to send from"),
         }
     }
     out.clear();

@@ -1,0 +1,825 @@
+//! `lobby load fg`: simulated FlightGear pilots against a relay.
+//!
+//! Every pilot has its own UDP socket (distinct source port) and sends a real
+//! 892-byte v2 position datagram at `--hz`, with its callsign, range, position and
+//! a measurement stamp rewritten. The generator receives on every socket, checks
+//! each forwarded datagram against the exact set of receivers the fgms range rule
+//! gives (notes 2.5), and reports delivery, latency and the target's CPU time.
+//!
+//! Timeline: sockets are set up; from t0 every pilot sends at `--hz` (evenly
+//! spread over each 1/hz period). The first `--warmup` seconds of rounds (at
+//! least one) let the server learn every pilot and are not measured; the next
+//! `--seconds` of rounds are. Receiving stops `--drain` seconds after the measured
+//! window ends. Sends and time are both bounded: at most pilots × hz × (warmup +
+//! seconds) datagrams, and a sender that falls behind stops at the window's end.
+
+use super::histogram::Histogram;
+use super::layout::{fanout, place, receives, Layout};
+use super::mmsg::RecvBatch;
+use super::packet::{callsign, read_stamp, Datagram};
+use super::procstat;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde::Serialize;
+use socket2::{Domain, Protocol, Socket, Type};
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Flags of `lobby load fg`.
+#[derive(Args, Debug, Clone)]
+pub struct FgArgs {
+    /// UDP address of the server under test (HOST:PORT), e.g. a relay's listen address.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub target: String,
+    /// Number of simulated pilots, each with its own UDP socket and callsign.
+    #[arg(long, default_value_t = 100, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=50_000))]
+    pub pilots: u32,
+    /// Position datagrams per second per pilot (FlightGear sends 10).
+    #[arg(long, default_value_t = 10.0, value_name = "HZ")]
+    pub hz: f64,
+    /// Length of the measured window in seconds.
+    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    pub seconds: f64,
+    /// Where the pilots fly: `cluster` (all near BIKF, everyone sees everyone) or
+    /// `world` (30 airports, each pilot sees those at its own airport).
+    #[arg(long, value_enum, default_value_t = Layout::Cluster)]
+    pub layout: Layout,
+    /// Receive range every pilot requests, in nm (the receiver's range decides who gets what).
+    #[arg(long, default_value_t = 100, value_name = "NM",
+          value_parser = clap::value_parser!(u16).range(1..=2000))]
+    pub range: u16,
+    /// Radius around each airport in nm [default: 2 for cluster, 5 for world].
+    #[arg(long, value_name = "NM")]
+    pub spread: Option<f64>,
+    /// PID of the server process; its CPU time over the measured window is reported.
+    #[arg(long, value_name = "PID")]
+    pub target_pid: Option<u32>,
+    /// Print one JSON object instead of the human-readable table.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds of unmeasured traffic first, so the server learns every pilot (at least one round).
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    pub warmup: f64,
+    /// Seconds to keep receiving after the measured window.
+    #[arg(long, default_value_t = 2.0, value_name = "SECS")]
+    pub drain: f64,
+    /// Receive threads (each polls its share of the pilot sockets with epoll).
+    #[arg(long, default_value_t = 1, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub recv_threads: u32,
+    /// Local IP for the pilot sockets [default: the loopback address of the target's
+    /// family if the target is on loopback, otherwise the unspecified address].
+    #[arg(long, value_name = "IP")]
+    pub bind: Option<IpAddr>,
+}
+
+/// Latency percentiles in microseconds.
+#[derive(Debug, Serialize)]
+pub struct Latency {
+    /// Median.
+    pub p50_us: u64,
+    /// 90th percentile.
+    pub p90_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// 99.9th percentile.
+    pub p999_us: u64,
+    /// Largest.
+    pub max_us: u64,
+    /// Mean.
+    pub mean_us: f64,
+}
+
+/// Everything a run measured (the `--json` object).
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// Resolved target address.
+    pub target: String,
+    /// Simulated pilots.
+    pub pilots: u32,
+    /// Layout name.
+    pub layout: Layout,
+    /// Airports used.
+    pub airports: usize,
+    /// Radius around each airport, nm.
+    pub spread_nm: f64,
+    /// Range every pilot requests, nm.
+    pub range_nm: u16,
+    /// Datagrams per second per pilot.
+    pub hz: f64,
+    /// Measured window, seconds.
+    pub seconds: f64,
+    /// Unmeasured rounds sent before the window.
+    pub warmup_rounds: u64,
+    /// Receivers per datagram, averaged over pilots.
+    pub mean_fanout: f64,
+    /// Datagrams sent in the measured window (= datagrams offered to the server).
+    pub sent: u64,
+    /// Measured datagrams not sent because the sender ran out of time.
+    pub unsent: u64,
+    /// Datagrams sent during warmup.
+    pub warmup_sent: u64,
+    /// Failed send calls.
+    pub send_errors: u64,
+    /// Deliveries the range rule calls for, for the datagrams actually sent.
+    pub expected: u64,
+    /// Measured datagrams received from the server.
+    pub received: u64,
+    /// received / expected.
+    pub delivery_ratio: f64,
+    /// received / seconds: datagrams the server forwarded per second.
+    pub forwarded_per_s: f64,
+    /// Received datagrams the range rule says should not have arrived (own echo, out of range).
+    pub unexpected: u64,
+    /// Received datagrams that were not this generator's stamped positions.
+    pub malformed: u64,
+    /// Warmup datagrams received (not measured).
+    pub warmup_received: u64,
+    /// Latency from send to receive.
+    pub latency: Latency,
+    /// pilots × hz.
+    pub requested_send_rate: f64,
+    /// sent / seconds.
+    pub achieved_send_rate: f64,
+    /// Sends per second of time spent inside send calls: the sender thread's ceiling.
+    pub max_send_rate: f64,
+    /// Share of the wall time the sender spent inside send calls.
+    pub send_busy_fraction: f64,
+    /// Latest a send went out after its scheduled time, ms.
+    pub send_late_max_ms: f64,
+    /// Wall time over which CPU was measured (window start to end of drain), seconds.
+    pub cpu_window_s: f64,
+    /// Target's CPU seconds (user + system) over the CPU window.
+    pub target_cpu_s: Option<f64>,
+    /// Target CPU seconds per million forwarded (= received by the generator) datagrams.
+    pub target_cpu_s_per_m_forwarded: Option<f64>,
+    /// Target CPU seconds per million datagrams it received (= sent).
+    pub target_cpu_s_per_m_received: Option<f64>,
+    /// Target CPU seconds per thread over the window (`tid name`).
+    pub target_threads_cpu_s: Option<BTreeMap<String, f64>>,
+    /// Datagrams the kernel dropped at the target's socket(s) (its UDP port) over the window.
+    pub target_socket_drops: Option<u64>,
+    /// Datagrams the kernel dropped at the pilots' sockets over the window.
+    pub generator_socket_drops: u64,
+    /// This generator's CPU seconds over the window.
+    pub generator_cpu_s: Option<f64>,
+    /// Ctrl-C / SIGTERM cut the run short.
+    pub interrupted: bool,
+    /// Problems with the measurement itself.
+    pub warnings: Vec<String>,
+}
+
+/// Counters of one receive thread.
+struct RecvResult {
+    hist: Histogram,
+    received: u64,
+    warmup_received: u64,
+    unexpected: u64,
+    malformed: u64,
+    any: u64,
+}
+
+/// Counters of the sender thread.
+struct SendResult {
+    per_pilot: Vec<u32>,
+    sent: u64,
+    warmup_sent: u64,
+    unsent: u64,
+    errors: u64,
+    busy: Duration,
+    wall: Duration,
+    late_max: Duration,
+}
+
+/// Progress counters read once per second.
+#[derive(Default)]
+struct Live {
+    sent: AtomicU64,
+    received: AtomicU64,
+}
+
+/// The fixed plan of a run.
+struct Plan {
+    n: usize,
+    range: f64,
+    pos: Vec<[f64; 3]>,
+    /// Unmeasured rounds first.
+    warmup_rounds: u64,
+    /// Measured rounds.
+    rounds: u64,
+    /// Seconds between two consecutive sends (of different pilots).
+    dt: f64,
+    /// Start of sending, seconds after `start`.
+    t0: f64,
+    /// Start of the measured window.
+    t_measure: f64,
+    /// End of the measured window (sender deadline).
+    t_window_end: f64,
+    /// End of receiving.
+    t_end: f64,
+}
+
+fn validate(a: &FgArgs) -> Result<()> {
+    if !(a.hz.is_finite() && a.hz > 0.0 && a.hz <= 1000.0) {
+        bail!("--hz must be above 0 and at most 1000");
+    }
+    if !(a.seconds.is_finite() && a.seconds > 0.0 && a.seconds <= 3600.0) {
+        bail!("--seconds must be above 0 and at most 3600");
+    }
+    if !(a.warmup.is_finite() && (0.0..=600.0).contains(&a.warmup)) {
+        bail!("--warmup must be between 0 and 600");
+    }
+    if !(a.drain.is_finite() && (0.0..=600.0).contains(&a.drain)) {
+        bail!("--drain must be between 0 and 600");
+    }
+    if let Some(s) = a.spread {
+        if !(s.is_finite() && (0.0..=600.0).contains(&s)) {
+            bail!("--spread must be between 0 and 600 nm");
+        }
+    }
+    Ok(())
+}
+
+fn resolve_target(s: &str) -> Result<SocketAddr> {
+    let addrs: Vec<SocketAddr> = s
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve target {s:?} (expected HOST:PORT)"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or_else(|| addrs.first())
+        .copied()
+        .with_context(|| format!("target {s:?} resolves to no address"))
+}
+
+/// Raises the soft open-file limit to the hard limit; returns the new soft limit.
+pub fn raise_nofile() -> u64 {
+    // SAFETY: getrlimit/setrlimit only read/write the struct we pass.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return 1024;
+        }
+        if r.rlim_cur < r.rlim_max {
+            let want = libc::rlimit {
+                rlim_cur: r.rlim_max,
+                rlim_max: r.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &want) == 0 {
+                return want.rlim_cur;
+            }
+        }
+        r.rlim_cur
+    }
+}
+
+fn open_sockets(n: usize, bind: IpAddr, target: SocketAddr) -> Result<Vec<UdpSocket>> {
+    // Room for bursts without letting 10,000 sockets pin gigabytes: 512 MB shared, 256 KB-2 MB each.
+    let rcvbuf = ((512usize << 20) / n.max(1)).clamp(256 << 10, 2 << 20);
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let s = Socket::new(Domain::for_address(target), Type::DGRAM, Some(Protocol::UDP))
+            .context("cannot create a UDP socket")?;
+        let _ = s.set_recv_buffer_size(rcvbuf);
+        s.bind(&SocketAddr::new(bind, 0).into())
+            .with_context(|| format!("cannot bind pilot socket {i} to {bind}:0"))?;
+        s.connect(&target.into())
+            .with_context(|| format!("cannot connect a UDP socket to {target}"))?;
+        out.push(s.into());
+    }
+    Ok(out)
+}
+
+fn secs(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64()
+}
+
+fn sleep_until(start: Instant, t: f64) {
+    let now = secs(start);
+    if t > now {
+        std::thread::sleep(Duration::from_secs_f64(t - now));
+    }
+}
+
+fn sender(
+    socks: &[UdpSocket],
+    plan: &Plan,
+    range_nm: u16,
+    start: Instant,
+    stop: &AtomicBool,
+    live: &Live,
+) -> SendResult {
+    let n = plan.n as u64;
+    let total = n * (plan.warmup_rounds + plan.rounds);
+    let measured_from = n * plan.warmup_rounds;
+    let callsigns: Vec<[u8; 8]> = (0..plan.n as u32).map(callsign).collect();
+    let mut dg = Datagram::new();
+    let mut r = SendResult {
+        per_pilot: vec![0; plan.n],
+        sent: 0,
+        warmup_sent: 0,
+        unsent: 0,
+        errors: 0,
+        busy: Duration::ZERO,
+        wall: Duration::ZERO,
+        late_max: Duration::ZERO,
+    };
+    let began = Instant::now();
+    let mut j: u64 = 0;
+    'outer: while j < total && !stop.load(Relaxed) {
+        let now = secs(start);
+        // Number of sends due by now.
+        let due = (((now - plan.t0) / plan.dt).floor() as i64 + 1).clamp(0, total as i64) as u64;
+        if due <= j {
+            let next = plan.t0 + j as f64 * plan.dt;
+            let wait = next - now;
+            if wait > 200e-6 {
+                // Sleep in short steps so a stop request is seen soon.
+                std::thread::sleep(Duration::from_secs_f64((wait - 100e-6).min(0.05)));
+            } else {
+                std::thread::yield_now();
+            }
+            continue;
+        }
+        let late = now - (plan.t0 + j as f64 * plan.dt);
+        if late > 0.0 {
+            r.late_max = r.late_max.max(Duration::from_secs_f64(late));
+        }
+        let burst = Instant::now();
+        while j < due {
+            if j >= measured_from && secs(start) >= plan.t_window_end {
+                r.unsent = total - j;
+                r.busy += burst.elapsed();
+                break 'outer;
+            }
+            let i = (j % n) as usize;
+            let round = j / n;
+            dg.set_pilot(&callsigns[i], range_nm, plan.pos[i]);
+            dg.set_stamp(secs(start), i as u32, round as u32);
+            match socks[i].send(dg.bytes()) {
+                Ok(_) if j >= measured_from => {
+                    r.per_pilot[i] += 1;
+                    r.sent += 1;
+                }
+                Ok(_) => r.warmup_sent += 1,
+                Err(_) => r.errors += 1,
+            }
+            j += 1;
+        }
+        r.busy += burst.elapsed();
+        live.sent.store(r.sent + r.warmup_sent, Relaxed);
+    }
+    if j < total && r.unsent == 0 {
+        r.unsent = total - j.max(measured_from);
+    }
+    r.wall = began.elapsed();
+    r
+}
+
+fn receiver(
+    socks: &[UdpSocket],
+    mine: Vec<usize>,
+    plan: &Plan,
+    start: Instant,
+    stop: &AtomicBool,
+    live: &Live,
+) -> Result<RecvResult> {
+    // SAFETY: epoll_create1 has no memory preconditions; the fd is owned below.
+    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+    if ep < 0 {
+        return Err(std::io::Error::last_os_error()).context("epoll_create1");
+    }
+    // SAFETY: `ep` is a fresh descriptor nobody else owns.
+    let ep = unsafe { OwnedFd::from_raw_fd(ep) };
+    for &i in &mine {
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: i as u64,
+        };
+        // SAFETY: both descriptors are open; `ev` is a valid epoll_event.
+        let rc = unsafe {
+            libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, socks[i].as_raw_fd(), &mut ev)
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error()).context("epoll_ctl");
+        }
+    }
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 512];
+    let mut batch = RecvBatch::new(32, false);
+    let mut r = RecvResult {
+        hist: Histogram::new(),
+        received: 0,
+        warmup_received: 0,
+        unexpected: 0,
+        malformed: 0,
+        any: 0,
+    };
+    let n = plan.n;
+    loop {
+        let now = secs(start);
+        if now >= plan.t_end || stop.load(Relaxed) {
+            break;
+        }
+        let timeout_ms = (((plan.t_end - now) * 1000.0).ceil() as i32).clamp(1, 50);
+        // SAFETY: `events` has room for events.len() entries.
+        let k = unsafe {
+            libc::epoll_wait(
+                ep.as_raw_fd(),
+                events.as_mut_ptr(),
+                events.len() as i32,
+                timeout_ms,
+            )
+        };
+        if k < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e).context("epoll_wait");
+        }
+        let mut got = 0u64;
+        for ev in &events[..(k as usize).min(events.len())] {
+            let me = ev.u64 as usize;
+            let Some(sock) = socks.get(me) else { continue };
+            let m = match batch.recv(sock.as_raw_fd(), libc::MSG_DONTWAIT) {
+                Ok(m) => m,
+                // ICMP errors (target not listening) and empty queues: nothing to read.
+                Err(_) => continue,
+            };
+            let now = secs(start);
+            got += m as u64;
+            for d in 0..m {
+                let Some(s) = read_stamp(batch.datagram(d)) else {
+                    r.malformed += 1;
+                    continue;
+                };
+                let from = s.sender as usize;
+                if from >= n || from == me || !receives(plan.pos[me], plan.range, plan.pos[from]) {
+                    r.unexpected += 1;
+                    continue;
+                }
+                if u64::from(s.seq) < plan.warmup_rounds {
+                    r.warmup_received += 1;
+                    continue;
+                }
+                r.received += 1;
+                r.hist.record(((now - s.sent_s) * 1e6).max(0.0) as u64);
+            }
+        }
+        if got > 0 {
+            r.any += got;
+            live.received.fetch_add(got, Relaxed);
+        }
+    }
+    Ok(r)
+}
+
+/// Runs `lobby load fg` (blocking).
+pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
+    validate(&args)?;
+    let target = resolve_target(&args.target)?;
+    let bind = args.bind.unwrap_or(match (target.ip().is_loopback(), target.is_ipv4()) {
+        (true, true) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        (true, false) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        (false, true) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        (false, false) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+    });
+    if bind.is_ipv4() != target.is_ipv4() {
+        bail!("--bind {bind} and target {target} are of different address families");
+    }
+    let n = args.pilots as usize;
+    let limit = raise_nofile();
+    if (n as u64) + 64 > limit {
+        bail!("{n} pilots need {} open files; the limit is {limit} (raise the hard limit, ulimit -Hn)", n + 64);
+    }
+    let spread = args.spread.unwrap_or(args.layout.default_spread_nm());
+    let placement = place(args.layout.airports(), n, spread);
+    let range = f64::from(args.range);
+    let fan = fanout(&placement, &vec![range; n]);
+    let socks = Arc::new(open_sockets(n, bind, target)?);
+    let ports: Vec<u16> = socks
+        .iter()
+        .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
+        .collect();
+
+    let start = Instant::now();
+    let warmup_rounds = ((args.warmup * args.hz).ceil() as u64).max(1);
+    let rounds = ((args.seconds * args.hz).round() as u64).max(1);
+    let t0 = 0.05;
+    let t_measure = t0 + warmup_rounds as f64 / args.hz;
+    let t_window_end = t_measure + rounds as f64 / args.hz;
+    let plan = Arc::new(Plan {
+        n,
+        range,
+        pos: placement.pos.clone(),
+        warmup_rounds,
+        rounds,
+        dt: 1.0 / (n as f64 * args.hz),
+        t0,
+        t_measure,
+        t_window_end,
+        t_end: t_window_end + args.drain,
+    });
+    let live = Arc::new(Live::default());
+
+    let mut receivers = Vec::new();
+    let threads = args.recv_threads as usize;
+    for t in 0..threads {
+        let mine: Vec<usize> = (t..n).step_by(threads).collect();
+        let (socks, plan, stop, live) = (socks.clone(), plan.clone(), stop.clone(), live.clone());
+        receivers.push(
+            std::thread::Builder::new()
+                .name(format!("load-recv-{t}"))
+                .spawn(move || receiver(&socks, mine, &plan, start, &stop, &live))
+                .context("cannot start a receive thread")?,
+        );
+    }
+    let send_thread = {
+        let (socks, plan, stop, live) = (socks.clone(), plan.clone(), stop.clone(), live.clone());
+        let range_nm = args.range;
+        std::thread::Builder::new()
+            .name("load-send".into())
+            .spawn(move || sender(&socks, &plan, range_nm, start, &stop, &live))
+            .context("cannot start the send thread")?
+    };
+
+    // Progress, and CPU snapshots at the window's start and at the end of the drain.
+    let progress = std::io::stderr().is_terminal();
+    let mut tick = 1.0;
+    let mut last = (0u64, 0u64);
+    let mut before = None;
+    while !stop.load(Relaxed) && !receivers.iter().all(|h| h.is_finished()) {
+        let now = secs(start);
+        if before.is_none() && now >= t_measure {
+            before = Some(snapshot(args.target_pid));
+        }
+        if now >= tick {
+            if progress {
+                let (s, r) = (live.sent.load(Relaxed), live.received.load(Relaxed));
+                eprint!(
+                    "\r{now:5.1} s  sent {s:>10} ({:>8}/s)  received {r:>11} ({:>9}/s)   ",
+                    s - last.0,
+                    r - last.1
+                );
+                let _ = std::io::stderr().flush();
+                last = (s, r);
+            }
+            tick += 1.0;
+        }
+        let next = if before.is_none() { tick.min(t_measure) } else { tick };
+        std::thread::sleep(Duration::from_secs_f64((next - secs(start)).clamp(0.001, 0.1)));
+    }
+    let before = before.unwrap_or_else(|| snapshot(args.target_pid));
+    let sent = send_thread
+        .join()
+        .map_err(|_| anyhow::anyhow!("the send thread panicked"))?;
+    let mut recv = RecvResult {
+        hist: Histogram::new(),
+        received: 0,
+        warmup_received: 0,
+        unexpected: 0,
+        malformed: 0,
+        any: 0,
+    };
+    for h in receivers {
+        let r = h
+            .join()
+            .map_err(|_| anyhow::anyhow!("a receive thread panicked"))??;
+        recv.hist.merge(&r.hist);
+        recv.received += r.received;
+        recv.warmup_received += r.warmup_received;
+        recv.unexpected += r.unexpected;
+        recv.malformed += r.malformed;
+        recv.any += r.any;
+    }
+    let after = snapshot(args.target_pid);
+    if progress {
+        eprintln!();
+    }
+    let interrupted = stop.load(Relaxed);
+
+    let expected: u64 = sent
+        .per_pilot
+        .iter()
+        .zip(&fan)
+        .map(|(&s, &f)| u64::from(s) * f)
+        .sum();
+    let window = after.at - before.at;
+    let target_cpu = match (before.target_cpu, after.target_cpu) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let per_m = |cpu: Option<f64>, count: u64| cpu.filter(|_| count > 0).map(|c| c / (count as f64 / 1e6));
+    let requested = n as f64 * args.hz;
+    let achieved = sent.sent as f64 / args.seconds;
+    let mut warnings = Vec::new();
+    if achieved < 0.99 * requested && !interrupted {
+        warnings.push(format!(
+            "the generator sent {achieved:.0}/s, below 99% of the requested {requested:.0}/s: it is the bottleneck"
+        ));
+    }
+    if sent.late_max > Duration::from_millis(50) {
+        warnings.push(format!(
+            "sends went out up to {:.0} ms late (the generator was starved of CPU)",
+            sent.late_max.as_secs_f64() * 1e3
+        ));
+    }
+    if sent.errors > 0 {
+        warnings.push(format!("{} send calls failed", sent.errors));
+    }
+    if recv.unexpected > 0 {
+        warnings.push(format!(
+            "{} datagrams arrived that the range rule excludes (own echo or out of range)",
+            recv.unexpected
+        ));
+    }
+    if args.target_pid.is_some() && target_cpu.is_none() {
+        warnings.push("cannot read the target's CPU time from /proc".into());
+    }
+    let generator_drops: u64 = ports
+        .iter()
+        .map(|p| after.drops.get(p).copied().unwrap_or(0).saturating_sub(before.drops.get(p).copied().unwrap_or(0)))
+        .sum();
+    let target_drops = match (before.drops.get(&target.port()), after.drops.get(&target.port())) {
+        (Some(a), Some(b)) if target.ip().is_loopback() => Some(b.saturating_sub(*a)),
+        _ => None,
+    };
+    let h = &recv.hist;
+    let report = Report {
+        target: target.to_string(),
+        pilots: args.pilots,
+        layout: args.layout,
+        airports: args.layout.airports().len(),
+        spread_nm: spread,
+        range_nm: args.range,
+        hz: args.hz,
+        seconds: args.seconds,
+        warmup_rounds,
+        mean_fanout: fan.iter().sum::<u64>() as f64 / n as f64,
+        sent: sent.sent,
+        unsent: sent.unsent,
+        warmup_sent: sent.warmup_sent,
+        send_errors: sent.errors,
+        expected,
+        received: recv.received,
+        delivery_ratio: if expected > 0 { recv.received as f64 / expected as f64 } else { 1.0 },
+        forwarded_per_s: recv.received as f64 / args.seconds,
+        unexpected: recv.unexpected,
+        malformed: recv.malformed,
+        warmup_received: recv.warmup_received,
+        latency: Latency {
+            p50_us: h.percentile(50.0),
+            p90_us: h.percentile(90.0),
+            p99_us: h.percentile(99.0),
+            p999_us: h.percentile(99.9),
+            max_us: h.max(),
+            mean_us: h.mean(),
+        },
+        requested_send_rate: requested,
+        achieved_send_rate: achieved,
+        max_send_rate: if sent.busy > Duration::ZERO {
+            (sent.sent + sent.warmup_sent) as f64 / sent.busy.as_secs_f64()
+        } else {
+            0.0
+        },
+        send_busy_fraction: if sent.wall > Duration::ZERO {
+            sent.busy.as_secs_f64() / sent.wall.as_secs_f64()
+        } else {
+            0.0
+        },
+        send_late_max_ms: sent.late_max.as_secs_f64() * 1e3,
+        cpu_window_s: window,
+        target_cpu_s: target_cpu,
+        target_cpu_s_per_m_forwarded: per_m(target_cpu, recv.received),
+        target_cpu_s_per_m_received: per_m(target_cpu, sent.sent),
+        target_threads_cpu_s: args
+            .target_pid
+            .map(|_| procstat::thread_delta(&before.target_threads, &after.target_threads)),
+        target_socket_drops: target_drops,
+        generator_socket_drops: generator_drops,
+        generator_cpu_s: match (before.self_cpu, after.self_cpu) {
+            (Some(a), Some(b)) => Some(b - a),
+            _ => None,
+        },
+        interrupted,
+        warnings,
+    };
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        serde_json::to_writer(&mut out, &report)?;
+        writeln!(out)?;
+    } else {
+        write_table(&mut out, &report)?;
+    }
+    out.flush()?;
+    Ok(if recv.any == 0 && expected > 0 {
+        eprintln!("lobby load fg: the target {target} never sent anything back");
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// CPU and drop counters at one instant.
+struct Snapshot {
+    at: f64,
+    target_cpu: Option<f64>,
+    target_threads: BTreeMap<String, f64>,
+    self_cpu: Option<f64>,
+    drops: std::collections::HashMap<u16, u64>,
+}
+
+fn snapshot(pid: Option<u32>) -> Snapshot {
+    let clock = Instant::now();
+    let s = Snapshot {
+        at: 0.0,
+        target_cpu: pid.and_then(|p| procstat::process_cpu_s(p).ok()),
+        target_threads: pid.map(procstat::thread_cpu_s).unwrap_or_default(),
+        self_cpu: procstat::self_cpu_s(),
+        drops: procstat::udp_drops_by_port(),
+    };
+    Snapshot {
+        at: epoch_secs(clock),
+        ..s
+    }
+}
+
+/// Seconds since a process-wide reference, for window lengths between snapshots.
+fn epoch_secs(t: Instant) -> f64 {
+    static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    let base = *BASE.get_or_init(Instant::now);
+    t.saturating_duration_since(base).as_secs_f64()
+}
+
+fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
+    let opt = |v: Option<f64>, prec: usize| match v {
+        Some(v) => format!("{v:.prec$}"),
+        None => "-".into(),
+    };
+    writeln!(out, "target                  {}", r.target)?;
+    writeln!(
+        out,
+        "pilots                  {} ({:?}, {} airport(s), spread {} nm, range {} nm)",
+        r.pilots, r.layout, r.airports, r.spread_nm, r.range_nm
+    )?;
+    writeln!(out, "rate                    {} Hz for {} s (after {} warmup round(s))", r.hz, r.seconds, r.warmup_rounds)?;
+    writeln!(out, "mean fan-out            {:.1} receivers per datagram", r.mean_fanout)?;
+    writeln!(out, "sent                    {} (unsent {}, send errors {})", r.sent, r.unsent, r.send_errors)?;
+    writeln!(out, "expected deliveries     {}", r.expected)?;
+    writeln!(out, "received                {} ({:.1}/s)", r.received, r.forwarded_per_s)?;
+    writeln!(out, "delivery ratio          {:.4}%", r.delivery_ratio * 100.0)?;
+    if r.unexpected + r.malformed > 0 {
+        writeln!(out, "unexpected / malformed  {} / {}", r.unexpected, r.malformed)?;
+    }
+    let l = &r.latency;
+    writeln!(
+        out,
+        "latency us              p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {:.0}",
+        l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us, l.mean_us
+    )?;
+    writeln!(
+        out,
+        "send rate               requested {:.0}/s, achieved {:.0}/s, sender ceiling {:.0}/s (busy {:.1}%, latest {:.1} ms late)",
+        r.requested_send_rate,
+        r.achieved_send_rate,
+        r.max_send_rate,
+        r.send_busy_fraction * 100.0,
+        r.send_late_max_ms
+    )?;
+    writeln!(out, "cpu window              {:.2} s; generator cpu {} s", r.cpu_window_s, opt(r.generator_cpu_s, 2))?;
+    if r.target_cpu_s.is_some() {
+        writeln!(
+            out,
+            "target cpu              {} s; {} s per M forwarded; {} s per M received",
+            opt(r.target_cpu_s, 2),
+            opt(r.target_cpu_s_per_m_forwarded, 3),
+            opt(r.target_cpu_s_per_m_received, 3)
+        )?;
+        if let Some(t) = &r.target_threads_cpu_s {
+            for (k, v) in t.iter().filter(|(_, v)| **v > 0.0) {
+                writeln!(out, "  thread {k:<24} {v:.2} s")?;
+            }
+        }
+    }
+    writeln!(
+        out,
+        "kernel socket drops     target {}, pilots {}",
+        r.target_socket_drops.map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
+        r.generator_socket_drops
+    )?;
+    if r.interrupted {
+        writeln!(out, "interrupted             yes")?;
+    }
+    for w in &r.warnings {
+        writeln!(out, "warning: {w}")?;
+    }
+    Ok(())
+}
