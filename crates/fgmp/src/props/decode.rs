@@ -75,8 +75,9 @@ impl Stop {
 
 /// Reads the big-endian word at `off`, if four bytes are there.
 fn word_at(buf: &[u8], off: usize) -> Option<u32> {
-    let b = buf.get(off..off.checked_add(4)?)?;
-    Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    buf.get(off..)?
+        .first_chunk::<4>()
+        .map(|b| u32::from_be_bytes(*b))
 }
 
 /// Decodes the item at `offset`, returning it and its length, or why the walk stops.
@@ -109,7 +110,8 @@ pub(crate) fn decode_item(buf: &[u8], offset: usize) -> Result<(Property, usize)
                     len,
                     available: bytes_left,
                 })?;
-            let text = rest[4..4 + n].to_vec();
+            // In bounds: n <= bytes_left checked above.
+            let text = rest.get(4..4 + n).unwrap_or_default().to_vec();
             return Ok((
                 Property {
                     id,

@@ -25,7 +25,7 @@ pub enum Protocol {
 ///
 /// Invariant kept by [`PropertyList::decode`]: `encode` reproduces the decoded bytes
 /// exactly, even for garbage, because the unparsed rest is kept in `trailing`.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PropertyList {
     items: Vec<Property>,
     /// Why decoding stopped early; `None` when every byte was parsed (and for built lists).

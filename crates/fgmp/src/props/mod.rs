@@ -19,6 +19,31 @@
 //! Building lists goes through [`PropertyList::push`] and the `push_*` builders, which
 //! mirror FlightGear's sender for protocol v1 or v2 and only accept items that decode back
 //! to themselves.
+//!
+//! ```
+//! use fgmp::props::{PropertyList, Protocol, Stop, Value, CHAT_ID};
+//!
+//! let mut list = PropertyList::new();
+//! list.push_int(10, 2, Protocol::V2)?
+//!     .push_float(100, 0.5, Protocol::V2)? // TT_SHORT_FLOAT_NORM: one word
+//!     .push_string(CHAT_ID, b"Hello", Protocol::V2)?;
+//! let bytes = list.to_bytes();
+//! assert_eq!(&bytes[..4], &[0x00, 0x0a, 0x00, 0x02]);
+//! assert_eq!(bytes.len(), 4 + 4 + 4 + 5);
+//!
+//! let back = PropertyList::decode(&bytes);
+//! assert_eq!(back, list);
+//! assert_eq!(back.text(CHAT_ID).as_deref(), Some(&b"Hello"[..]));
+//! assert_eq!(back.value(10), Some(Value::Int(2)));
+//!
+//! // Garbage after the list: the walk stops, and the bytes are kept.
+//! let mut noisy = bytes.clone();
+//! noisy.extend_from_slice(&[0, 0, 0, 0, 0xde, 0xad]);
+//! let back = PropertyList::decode(&noisy);
+//! assert_eq!(back.stop, Some(Stop::UnknownId { offset: 17, id: 0 }));
+//! assert_eq!(back.to_bytes(), noisy);
+//! # Ok::<(), fgmp::props::PropError>(())
+//! ```
 
 mod decode;
 mod list;
