@@ -1,0 +1,37 @@
+//! Typed decode errors.
+
+/// Why a packet could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The packet ended before a field did.
+    #[error("truncated at byte {offset}: needed {needed}, {available} left")]
+    Truncated {
+        offset: usize,
+        needed: usize,
+        available: usize,
+    },
+    /// The packet does not start with this message's header.
+    #[error("wrong header")]
+    WrongHeader,
+    /// Bytes left over after a message that must end.
+    #[error("{0} unexpected trailing bytes")]
+    Trailing(usize),
+    /// A string without its NUL terminator.
+    #[error("unterminated string at byte {0}")]
+    Unterminated(usize),
+    /// An info string that breaks the `\key\value` rules.
+    #[error("invalid info string: {0}")]
+    InvalidInfo(&'static str),
+    /// A key with a value of the wrong form.
+    #[error("invalid value for key {key:?}")]
+    InvalidValue { key: String },
+    /// A required key is missing.
+    #[error("missing key {0:?}")]
+    MissingKey(&'static str),
+    /// Text that should be a number, address or token is not.
+    #[error("invalid field: {0}")]
+    InvalidField(&'static str),
+    /// A count or length field that cannot be true for this packet.
+    #[error("implausible length or count: {0}")]
+    BadLength(&'static str),
+}
