@@ -155,18 +155,28 @@ mod tests {
     fn round_trips() {
         assert!(AdminChallengeRequest::decode(b"adminchallenge").is_ok());
         assert!(AdminChallengeRequest::decode(b"adminchallengeX").is_err());
-        let r = AdminChallengeReply { master_challenge: 7, hash_challenge: 9 };
+        let r = AdminChallengeReply {
+            master_challenge: 7,
+            hash_challenge: 9,
+        };
         let mut b = Vec::new();
         r.encode(&mut b);
         assert_eq!(b.len(), 4 + 14 + 8);
         assert_eq!(AdminChallengeReply::decode(&b).unwrap(), r);
-        let c = AdminCommand { master_challenge: 1, hash: vec![0xaa; 64], command: "ban 10.0.0.1".into() };
+        let c = AdminCommand {
+            master_challenge: 1,
+            hash: vec![0xaa; 64],
+            command: "ban 10.0.0.1".into(),
+        };
         let mut b = Vec::new();
         c.encode(&mut b);
         assert_eq!(AdminCommand::decode(&b, 64).unwrap(), c);
         assert!(AdminCommand::decode(&b[..30], 64).is_err());
         assert!(AdminCommand::decode(b"adminchallenge", 64).is_err());
-        let a = AdminReply { ok: true, text: "banned 10.0.0.1".into() };
+        let a = AdminReply {
+            ok: true,
+            text: "banned 10.0.0.1".into(),
+        };
         let mut b = Vec::new();
         a.encode(&mut b);
         assert_eq!(AdminReply::decode(&b).unwrap(), a);

@@ -239,7 +239,9 @@ mod tests {
         assert!(f.matches(&facts(0, 1, 8)));
         assert!(!filter("\\gamedir\\Valve").unwrap().matches(&facts(0, 1, 8)));
         assert!(!filter("\\gamedir\\valv").unwrap().matches(&facts(0, 1, 8)));
-        assert!(!filter("\\map\\crossfire2").unwrap().matches(&facts(0, 1, 8)));
+        assert!(!filter("\\map\\crossfire2")
+            .unwrap()
+            .matches(&facts(0, 1, 8)));
         assert!(!filter("\\protocol\\48").unwrap().matches(&facts(0, 1, 8)));
     }
 
@@ -279,7 +281,15 @@ mod tests {
 
     #[test]
     fn malformed_values_are_errors_unknown_keys_are_not() {
-        for bad in ["\\nat\\yes", "\\full\\2", "\\protocol\\x", "\\protocol\\300", "\\clver\\abc", "\\key\\zz", "\\buildnum\\-1"] {
+        for bad in [
+            "\\nat\\yes",
+            "\\full\\2",
+            "\\protocol\\x",
+            "\\protocol\\300",
+            "\\clver\\abc",
+            "\\key\\zz",
+            "\\buildnum\\-1",
+        ] {
             assert!(filter(bad).is_err(), "{bad}");
         }
         let f = filter("\\clver\\0.21\\nat\\0\\commit\\abc\\branch\\master\\os\\linux\\arch\\amd64\\buildnum\\4000\\key\\1\\whatever\\x").unwrap();

@@ -56,7 +56,10 @@ pub fn pairs(text: &[u8]) -> impl Iterator<Item = Result<(&[u8], &[u8]), Error>>
                 .ok_or(Error::InvalidInfo("key without value"))?;
             let key = &body[..k_end];
             let after = &body[k_end + 1..];
-            let v_end = after.iter().position(|&b| b == b'\\').unwrap_or(after.len());
+            let v_end = after
+                .iter()
+                .position(|&b| b == b'\\')
+                .unwrap_or(after.len());
             let value = &after[..v_end];
             if key.is_empty() {
                 return Err(Error::InvalidInfo("empty key"));
@@ -102,7 +105,8 @@ impl InfoString {
 
     /// The first value for `key` as UTF-8 text (lossy).
     pub fn get_str(&self, key: &str) -> Option<String> {
-        self.get(key).map(|v| String::from_utf8_lossy(v).into_owned())
+        self.get(key)
+            .map(|v| String::from_utf8_lossy(v).into_owned())
     }
 
     /// Sets `key` (replacing its first occurrence, or appending).
@@ -209,14 +213,24 @@ mod tests {
             b"\\a\\b\0c",
             b"\\a\\b\"c",
         ] {
-            assert!(InfoString::parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+            assert!(
+                InfoString::parse(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
         }
         assert!(InfoString::parse(b"").unwrap().is_empty());
-        assert_eq!(InfoString::parse(b"\\a\\").unwrap().get("a"), Some(&b""[..]));
+        assert_eq!(
+            InfoString::parse(b"\\a\\").unwrap().get("a"),
+            Some(&b""[..])
+        );
         let long = format!("\\k\\{}", "x".repeat(128));
         assert!(InfoString::parse(long.as_bytes()).is_err());
         let huge: String = (0..60).map(|i| format!("\\k{i}\\valuevalue")).collect();
-        assert!(InfoString::parse(huge.as_bytes()).is_err(), "over 512 bytes");
+        assert!(
+            InfoString::parse(huge.as_bytes()).is_err(),
+            "over 512 bytes"
+        );
     }
 
     #[test]

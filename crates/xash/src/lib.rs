@@ -8,15 +8,15 @@
 //! Integers are little-endian unless a field says otherwise (ports in server-list
 //! records are big-endian).
 
+pub mod a2s;
+pub mod admin;
 pub mod cursor;
 pub mod error;
+pub mod filter;
+pub mod handshake;
 pub mod info;
 pub mod master;
-pub mod filter;
-pub mod admin;
-pub mod a2s;
 pub mod split;
-pub mod handshake;
 pub mod text;
 
 pub use error::Error;

@@ -578,7 +578,11 @@ mod tests {
             .collect();
         let pages = encode_pages(Some(1), &servers, false, 512);
         let sizes: Vec<usize> = pages.iter().map(Vec::len).collect();
-        assert_eq!(sizes, vec![510, 156], "observed with xash3d-master: 510 B + 156 B");
+        assert_eq!(
+            sizes,
+            vec![510, 156],
+            "observed with xash3d-master: 510 B + 156 B"
+        );
         let mut back = Vec::new();
         for p in &pages {
             let d = ServerListPage::decode(p, false, true).unwrap();
@@ -608,7 +612,10 @@ mod tests {
         let page2 = ScanRequest::decode(b"1\xff10.0.0.7:27015\x01\0").unwrap();
         assert!(page2.malformed_last);
         assert_eq!(page2.last, Some("10.0.0.7:27015".parse().unwrap()));
-        assert!(ScanRequest::decode(b"1\x080.0.0.0:0\0").is_err(), "region 8");
+        assert!(
+            ScanRequest::decode(b"1\x080.0.0.0:0\0").is_err(),
+            "region 8"
+        );
         assert!(ScanRequest::decode(b"1\xffnonsense\0").is_err());
         assert!(ScanRequest::decode(b"1\xff0.0.0.0:0\0\\nat").is_err());
         let v6 = ScanRequest::decode(b"1\xff[::1]:27015\0\0").unwrap();
@@ -617,7 +624,9 @@ mod tests {
 
     #[test]
     fn nat_connect() {
-        let n = NatConnect { client: "[2001:db8::1]:27005".parse().unwrap() };
+        let n = NatConnect {
+            client: "[2001:db8::1]:27005".parse().unwrap(),
+        };
         let mut b = Vec::new();
         n.encode(&mut b);
         assert_eq!(b, b"\xff\xff\xff\xffc [2001:db8::1]:27005");

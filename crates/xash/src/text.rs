@@ -77,7 +77,10 @@ impl Ack {
 }
 
 fn trim_line(t: &[u8]) -> &[u8] {
-    let end = t.iter().position(|&b| b == b'\n' || b == 0).unwrap_or(t.len());
+    let end = t
+        .iter()
+        .position(|&b| b == b'\n' || b == 0)
+        .unwrap_or(t.len());
     &t[..end]
 }
 
@@ -98,7 +101,10 @@ impl InfoQuery {
         c.expect(Self::HEADER)?;
         let t = trim_line(c.rest());
         let t = std::str::from_utf8(t).map_err(|_| Error::InvalidField("protocol"))?;
-        let protocol = t.trim().parse().map_err(|_| Error::InvalidField("protocol"))?;
+        let protocol = t
+            .trim()
+            .parse()
+            .map_err(|_| Error::InvalidField("protocol"))?;
         Ok(InfoQuery { protocol })
     }
 
@@ -158,16 +164,35 @@ mod tests {
     use super::*;
 
     fn capture(name: &str) -> Vec<u8> {
-        std::fs::read(format!("{}/../../testdata/xash3d/probe/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+        std::fs::read(format!(
+            "{}/../../testdata/xash3d/probe/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
     }
 
     #[test]
     fn real_server_replies() {
-        assert_eq!(Ping::decode(&capture("11_ping.req.bin")).unwrap(), Ping::Xash);
-        assert_eq!(Ack::decode(&capture("11_ping.resp0.bin")).unwrap(), Ack::Xash);
-        assert_eq!(Ping::decode(&capture("12_goldsrc_ping_i.req.bin")).unwrap(), Ping::GoldSrc);
-        assert_eq!(Ack::decode(&capture("12_goldsrc_ping_i.resp0.bin")).unwrap(), Ack::GoldSrc);
-        for (p, a) in [(Ping::Xash, "11_ping"), (Ping::GoldSrc, "12_goldsrc_ping_i")] {
+        assert_eq!(
+            Ping::decode(&capture("11_ping.req.bin")).unwrap(),
+            Ping::Xash
+        );
+        assert_eq!(
+            Ack::decode(&capture("11_ping.resp0.bin")).unwrap(),
+            Ack::Xash
+        );
+        assert_eq!(
+            Ping::decode(&capture("12_goldsrc_ping_i.req.bin")).unwrap(),
+            Ping::GoldSrc
+        );
+        assert_eq!(
+            Ack::decode(&capture("12_goldsrc_ping_i.resp0.bin")).unwrap(),
+            Ack::GoldSrc
+        );
+        for (p, a) in [
+            (Ping::Xash, "11_ping"),
+            (Ping::GoldSrc, "12_goldsrc_ping_i"),
+        ] {
             let mut b = Vec::new();
             p.encode(&mut b);
             assert_eq!(b, capture(&format!("{a}.req.bin")));
@@ -186,10 +211,20 @@ mod tests {
         r.encode(&mut b);
         assert_eq!(b, capture("09_xash_info_49.resp0.bin"));
         let w = InfoReply::decode(&capture("10_xash_info_48.resp0.bin")).unwrap();
-        assert_eq!(w, InfoReply::WrongVersion { host: b"Xash loopback test".to_vec() });
+        assert_eq!(
+            w,
+            InfoReply::WrongVersion {
+                host: b"Xash loopback test".to_vec()
+            }
+        );
         let mut b = Vec::new();
         w.encode(&mut b);
         assert_eq!(b, capture("10_xash_info_48.resp0.bin"));
-        assert_eq!(InfoQuery::decode(&capture("10_xash_info_48.req.bin")).unwrap().protocol, 48);
+        assert_eq!(
+            InfoQuery::decode(&capture("10_xash_info_48.req.bin"))
+                .unwrap()
+                .protocol,
+            48
+        );
     }
 }

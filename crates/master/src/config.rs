@@ -1,0 +1,126 @@
+//! The master engine's validated settings.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+use xash::filter::Version;
+
+/// One admin allowed to send commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminUser {
+    /// Name, for logs.
+    pub name: String,
+    /// Shared secret; never sent on the wire (only a keyed hash of it).
+    pub password: String,
+}
+
+/// Everything the engine decides with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// A server is dropped this long after its last valid info (default 900 s,
+    /// three times the engine's 300 s heartbeat interval).
+    pub server_ttl: Duration,
+    /// Challenge window; a challenge is valid in its window and the next one.
+    pub challenge_window: Duration,
+    /// Servers per source: per IPv4 address, per IPv6 /64 (exactly this many fit).
+    pub max_servers_per_source: usize,
+    /// Servers in all.
+    pub max_servers: usize,
+    /// Servers reporting an older `version` are refused.
+    pub min_server_version: Version,
+    /// Clients with an older `clver` get the "please update" entry.
+    pub client_min_version: Version,
+    /// Minimum `buildnum` for clients with clver >= 0.20 (0 = off).
+    pub min_engine_buildnum: u32,
+    /// Minimum `buildnum` for clients with clver < 0.20 (0 = off).
+    pub min_old_engine_buildnum: u32,
+    /// Treat a scan without `clver` as an outdated engine (xash3d-master's rule).
+    /// Off by default: tools such as qstat send no `clver` and should get the list.
+    pub require_clver: bool,
+    /// Address listed to outdated IPv4 clients (default: the master's own address).
+    pub update_addr_v4: Option<SocketAddr>,
+    /// Address listed to outdated IPv6 clients.
+    pub update_addr_v6: Option<SocketAddr>,
+    /// Host name in the fake `info` reply to outdated clients.
+    pub update_title: String,
+    /// Map in the fake `info` reply.
+    pub update_map: String,
+    /// Largest server-list datagram (default 1400: no IP fragmentation).
+    pub page_size: usize,
+    /// Requests a client may send in a burst before being throttled.
+    pub rate_burst: f64,
+    /// One request of allowance comes back per this long.
+    pub rate_decay: Duration,
+    /// Clients tracked by the rate limiter at once (bounded memory).
+    pub rate_table_size: usize,
+    /// Admins.
+    pub admins: Vec<AdminUser>,
+    /// Admin hash length in bytes.
+    pub hash_len: usize,
+    /// Admin hash key (xash3d-master default "Half-Life").
+    pub hash_key: String,
+    /// Admin hash personalisation (xash3d-master default "Freeman").
+    pub hash_personal: String,
+    /// An IP that sent a bad admin hash is ignored this long.
+    pub admin_lockout: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            server_ttl: Duration::from_secs(900),
+            challenge_window: Duration::from_secs(60),
+            max_servers_per_source: 32,
+            max_servers: 32_768,
+            min_server_version: Version::new(0, 21, 0),
+            client_min_version: Version::new(0, 21, 0),
+            min_engine_buildnum: 0,
+            min_old_engine_buildnum: 3500,
+            require_clver: false,
+            update_addr_v4: None,
+            update_addr_v6: None,
+            update_title: "https://github.com/FWGS/xash3d-fwgs".into(),
+            update_map: "Update please".into(),
+            page_size: 1400,
+            rate_burst: 8.0,
+            rate_decay: Duration::from_secs(1),
+            rate_table_size: 65_536,
+            admins: Vec::new(),
+            hash_len: 64,
+            hash_key: "Half-Life".into(),
+            hash_personal: "Freeman".into(),
+            admin_lockout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl Config {
+    /// Checks values the engine relies on; the message names the setting.
+    pub fn validate(&self) -> Result<(), String> {
+        let min_page =
+            xash::master::SERVER_LIST_HEADER.len() + xash::master::KEY_BLOCK_LEN + 18 * 2;
+        if self.page_size < min_page || self.page_size > 65_000 {
+            return Err(format!(
+                "page_size must be between {min_page} and 65000 bytes, got {}",
+                self.page_size
+            ));
+        }
+        if self.max_servers_per_source == 0 || self.max_servers == 0 {
+            return Err("max_servers_per_source and max_servers must be at least 1".into());
+        }
+        if self.challenge_window.is_zero() || self.server_ttl.is_zero() {
+            return Err("challenge_window and server_ttl must be positive".into());
+        }
+        if self.rate_burst < 1.0 || self.rate_decay.is_zero() || self.rate_table_size == 0 {
+            return Err("rate_burst must be >= 1, rate_decay and rate_table_size positive".into());
+        }
+        if !(1..=64).contains(&self.hash_len)
+            || self.hash_key.len() > 64
+            || self.hash_personal.len() > 16
+        {
+            return Err(
+                "hash_len must be 1-64, hash_key at most 64 bytes, hash_personal at most 16".into(),
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,599 @@
+//! The master state machine.
+
+use crate::challenge::{admin_hash, constant_time_eq, Challenges};
+use crate::config::Config;
+use crate::ratelimit::{RateLimiter, Verdict};
+use crate::state::{SavedServer, SavedState, STATE_VERSION};
+use crate::stats::{Counter, Stats};
+use crate::table::{Registered, Server, Table};
+use std::collections::{HashMap, HashSet};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use xash::admin::{AdminChallengeReply, AdminChallengeRequest, AdminCommand, AdminReply};
+use xash::filter::{Filter, Version};
+use xash::info::InfoString;
+use xash::master::{
+    ChallengeReply, Heartbeat, NatConnect, Os, ScanRequest, ServerAdd, ServerInfo, ServerType,
+    Shutdown,
+};
+use xash::text::{InfoQuery, InfoReply};
+
+/// Bytes to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Payload {
+    /// Built for this reply.
+    Owned(Vec<u8>),
+    /// A cached server-list page, shared between replies.
+    Shared(Arc<[u8]>),
+}
+
+impl Payload {
+    /// The bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        match self {
+            Payload::Owned(v) => v,
+            Payload::Shared(s) => s,
+        }
+    }
+}
+
+/// One datagram to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// Destination.
+    pub to: SocketAddr,
+    /// Bytes.
+    pub payload: Payload,
+}
+
+/// How long an outdated client's gamedir is remembered for the fake `info` reply.
+const UPDATE_GAMEDIR_TTL: Duration = Duration::from_secs(5);
+/// Bound on remembered outdated clients.
+const UPDATE_GAMEDIR_MAX: usize = 4096;
+/// Bound on locked-out admin IPs.
+const LOCKOUT_MAX: usize = 4096;
+/// How often bookkeeping is swept.
+const SWEEP: Duration = Duration::from_secs(1);
+
+fn server_burst(c: &Config) -> f64 {
+    (2 * c.max_servers_per_source) as f64
+}
+
+/// The engine.
+#[derive(Debug)]
+pub struct Engine {
+    config: Config,
+    stats: Arc<Stats>,
+    challenges: Challenges,
+    table: Table,
+    bans: HashSet<IpAddr>,
+    limiter: RateLimiter,
+    /// Heartbeats are limited separately and more generously: a host with its full
+    /// quota of servers heartbeats them all at once when it starts.
+    server_limiter: RateLimiter,
+    update_gamedir: HashMap<SocketAddr, (Vec<u8>, Instant)>,
+    lockout: HashMap<IpAddr, Instant>,
+    /// The master's own listen addresses (fallback update address).
+    local: Vec<SocketAddr>,
+    next_sweep: Instant,
+}
+
+impl Engine {
+    /// A new engine. `secret` keys the challenges (random per process); `now` is its epoch.
+    pub fn new(config: Config, stats: Arc<Stats>, secret: [u8; 32], now: Instant) -> Engine {
+        Engine {
+            challenges: Challenges::new(secret, now, config.challenge_window),
+            limiter: RateLimiter::new(config.rate_burst, config.rate_decay, config.rate_table_size),
+            server_limiter: RateLimiter::new(
+                server_burst(&config),
+                config.rate_decay,
+                config.rate_table_size,
+            ),
+            config,
+            stats,
+            table: Table::new(),
+            bans: HashSet::new(),
+            update_gamedir: HashMap::new(),
+            lockout: HashMap::new(),
+            local: Vec::new(),
+            next_sweep: now + SWEEP,
+        }
+    }
+
+    /// Tells the engine where it listens (the default "please update" address).
+    pub fn set_local_addrs(&mut self, addrs: Vec<SocketAddr>) {
+        self.local = addrs;
+    }
+
+    /// Applies a reloaded configuration; servers and bans are kept.
+    pub fn reconfigure(&mut self, config: Config) {
+        self.challenges.set_window(config.challenge_window);
+        self.limiter
+            .reconfigure(config.rate_burst, config.rate_decay, config.rate_table_size);
+        self.server_limiter.reconfigure(
+            server_burst(&config),
+            config.rate_decay,
+            config.rate_table_size,
+        );
+        self.config = config;
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
+    }
+
+    /// The server table.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// Banned IPs.
+    pub fn bans(&self) -> &HashSet<IpAddr> {
+        &self.bans
+    }
+
+    fn send(&self, out: &mut Vec<Transmit>, to: SocketAddr, payload: Payload) {
+        self.stats.inc(Counter::PacketsOut);
+        self.stats
+            .add(Counter::BytesOut, payload.as_bytes().len() as u64);
+        out.push(Transmit { to, payload });
+    }
+
+    fn reject(&self, c: Counter) {
+        self.stats.inc(c);
+    }
+
+    fn allowed(&mut self, ip: IpAddr, now: Instant) -> bool {
+        let v = self.limiter.check(ip, now);
+        self.verdict(v)
+    }
+
+    fn verdict(&self, v: Verdict) -> bool {
+        match v {
+            Verdict::Allow => true,
+            Verdict::Throttled => {
+                self.reject(Counter::DropRateLimited);
+                false
+            }
+            Verdict::TableFull => {
+                self.reject(Counter::DropRateTableFull);
+                false
+            }
+        }
+    }
+
+    /// Handles one datagram, appending replies to `out`.
+    pub fn handle(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+        self.stats.inc(Counter::PacketsIn);
+        self.stats.add(Counter::BytesIn, p.len() as u64);
+        if self.bans.contains(&from.ip()) {
+            return self.reject(Counter::DropBanned);
+        }
+        if p.starts_with(Heartbeat::HEADER) {
+            self.heartbeat(p, from, now, out)
+        } else if p.starts_with(ServerInfo::HEADER) {
+            self.server_info(p, from, now)
+        } else if p.starts_with(Shutdown::HEADER) {
+            self.stats.inc(Counter::ShutdownsIgnored)
+        } else if p.starts_with(ScanRequest::HEADER) {
+            self.scan(p, from, now, out)
+        } else if p.starts_with(InfoQuery::HEADER) {
+            self.info_query(p, from, now, out)
+        } else if p.starts_with(AdminChallengeRequest::HEADER) {
+            self.admin_challenge(p, from, now, out)
+        } else if p.starts_with(AdminCommand::HEADER) {
+            self.admin_command(p, from, now, out)
+        } else {
+            self.reject(Counter::DropUnknown)
+        }
+    }
+
+    fn heartbeat(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+        let Ok(hb) = Heartbeat::decode(p) else {
+            return self.reject(Counter::DropBadHeartbeat);
+        };
+        // A heartbeat reply is larger than the request: bound it like any reply.
+        let v = self.server_limiter.check(from.ip(), now);
+        if !self.verdict(v) {
+            return;
+        }
+        self.stats.inc(Counter::Heartbeats);
+        let reply = ChallengeReply {
+            master_challenge: self.challenges.server(from, now),
+            echo: hb.challenge,
+        };
+        let mut b = Vec::with_capacity(14);
+        reply.encode(&mut b);
+        self.send(out, from, Payload::Owned(b));
+    }
+
+    fn server_info(&mut self, p: &[u8], from: SocketAddr, now: Instant) {
+        let Ok(add) = ServerInfo::decode(p).and_then(|i| ServerAdd::from_info(&i.info)) else {
+            return self.reject(Counter::DropBadInfo);
+        };
+        if add.version < self.config.min_server_version {
+            return self.reject(Counter::DropOldServer);
+        }
+        if !self.challenges.check_server(from, add.challenge, now) {
+            return self.reject(Counter::DropBadChallenge);
+        }
+        let expires = now + self.config.server_ttl;
+        match self.table.register(
+            from,
+            Server::from_add(&add),
+            expires,
+            self.config.max_servers_per_source,
+            self.config.max_servers,
+        ) {
+            Registered::Added => self.stats.inc(Counter::ServersAdded),
+            Registered::Refreshed => self.stats.inc(Counter::ServersRefreshed),
+            Registered::QuotaSource => self.reject(Counter::DropQuotaSource),
+            Registered::QuotaGlobal => self.reject(Counter::DropQuotaGlobal),
+        }
+        self.stats.set(Counter::Servers, self.table.len() as u64);
+    }
+
+    /// Whether the client must be sent the "please update" entry (xash3d-master's
+    /// gating, except that a scan without `clver` is a tool's unless `require_clver`).
+    fn outdated(&self, f: &Filter) -> bool {
+        let Some(clver) = f.clver else {
+            return self.config.require_clver;
+        };
+        if clver < self.config.client_min_version {
+            return true;
+        }
+        let min_build = if clver < Version::new(0, 20, 0) {
+            self.config.min_old_engine_buildnum
+        } else {
+            self.config.min_engine_buildnum
+        };
+        min_build != 0 && f.buildnum.is_none_or(|b| b < min_build)
+    }
+
+    fn update_addr(&self, v6: bool) -> Option<SocketAddr> {
+        let configured = if v6 {
+            self.config.update_addr_v6
+        } else {
+            self.config.update_addr_v4
+        };
+        configured.or_else(|| self.local.iter().copied().find(|a| a.is_ipv6() == v6))
+    }
+
+    fn scan(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+        if !self.allowed(from.ip(), now) {
+            return;
+        }
+        let Ok(req) = ScanRequest::decode(p) else {
+            return self.reject(Counter::DropBadScan);
+        };
+        let Ok(filter) = Filter::from_info(&req.filter) else {
+            return self.reject(Counter::DropBadFilter);
+        };
+        let v6 = from.is_ipv6();
+        self.stats.inc(Counter::Scans);
+        if self.outdated(&filter) {
+            self.stats.inc(Counter::FakeLists);
+            let servers: Vec<SocketAddr> = self.update_addr(v6).into_iter().collect();
+            let mut b = Vec::new();
+            xash::master::encode_page(filter.key, &servers, v6, &mut b);
+            self.stats.inc(Counter::ListPages);
+            self.send(out, from, Payload::Owned(b));
+            if self.update_gamedir.len() < UPDATE_GAMEDIR_MAX {
+                let gamedir = filter
+                    .gamedir
+                    .clone()
+                    .filter(|g| g.len() <= 31 && std::str::from_utf8(g).is_ok())
+                    .unwrap_or_else(|| b"valve".to_vec());
+                self.update_gamedir
+                    .insert(from, (gamedir, now + UPDATE_GAMEDIR_TTL));
+            }
+            return;
+        }
+        let (sel, cached) =
+            self.table
+                .select(v6, &filter, req.region, self.config.page_size, req.last);
+        for page in &sel.pages {
+            self.stats.inc(Counter::ListPages);
+            if cached {
+                self.stats.inc(Counter::CachedPages);
+            }
+            self.send(out, from, Payload::Shared(page.clone()));
+        }
+        if filter.announces_to_nat() {
+            for &server in &sel.nat_servers {
+                let mut b = Vec::new();
+                NatConnect { client: from }.encode(&mut b);
+                self.stats.inc(Counter::NatAnnounces);
+                self.send(out, server, Payload::Owned(b));
+            }
+        }
+    }
+
+    fn info_query(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+        let Ok(q) = InfoQuery::decode(p) else {
+            return self.reject(Counter::DropBadQuery);
+        };
+        if !self.allowed(from.ip(), now) {
+            return;
+        }
+        self.stats.inc(Counter::InfoQueries);
+        let gamedir = self
+            .update_gamedir
+            .get(&from)
+            .filter(|(_, until)| *until > now)
+            .map(|(g, _)| g.clone())
+            .unwrap_or_else(|| b"valve".to_vec());
+        let mut info = InfoString::new();
+        let fields: [(&str, &[u8]); 10] = [
+            ("map", self.config.update_map.as_bytes()),
+            ("dm", b"1"),
+            ("team", b"0"),
+            ("coop", b"0"),
+            ("numcl", b"0"),
+            ("maxcl", b"32"),
+            ("gamedir", &gamedir),
+            ("password", b"0"),
+            ("dedicated", b"0"),
+            ("host", self.config.update_title.as_bytes()),
+        ];
+        if q.protocol >= 49 {
+            let _ = info.set("p", q.protocol.to_string());
+        }
+        for (k, v) in fields {
+            if info.set(k, v).is_err() {
+                return self.reject(Counter::DropBadQuery);
+            }
+        }
+        let mut b = Vec::new();
+        InfoReply::Info(info).encode(&mut b);
+        self.send(out, from, Payload::Owned(b));
+    }
+
+    fn locked_out(&self, ip: IpAddr, now: Instant) -> bool {
+        self.lockout.get(&ip).is_some_and(|&until| until > now)
+    }
+
+    fn admin_challenge(
+        &mut self,
+        p: &[u8],
+        from: SocketAddr,
+        now: Instant,
+        out: &mut Vec<Transmit>,
+    ) {
+        if AdminChallengeRequest::decode(p).is_err() {
+            return self.reject(Counter::DropBadAdmin);
+        }
+        if self.locked_out(from.ip(), now) {
+            return self.reject(Counter::DropAdminLocked);
+        }
+        if self.config.admins.is_empty() || !self.allowed(from.ip(), now) {
+            return self.reject(Counter::DropAdminAuth);
+        }
+        let (m, h) = self.challenges.admin(from.ip(), now);
+        self.stats.inc(Counter::AdminChallenges);
+        let mut b = Vec::new();
+        AdminChallengeReply {
+            master_challenge: m,
+            hash_challenge: h,
+        }
+        .encode(&mut b);
+        self.send(out, from, Payload::Owned(b));
+    }
+
+    fn admin_command(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+        if self.locked_out(from.ip(), now) {
+            return self.reject(Counter::DropAdminLocked);
+        }
+        let Ok(cmd) = AdminCommand::decode(p, self.config.hash_len) else {
+            return self.reject(Counter::DropBadAdmin);
+        };
+        let ok = self
+            .challenges
+            .check_admin(from.ip(), cmd.master_challenge, now)
+            .and_then(|hc| {
+                // Check every admin, without stopping early, in constant time per compare.
+                let mut who = None;
+                for a in &self.config.admins {
+                    let want = admin_hash(
+                        &a.password,
+                        hc,
+                        self.config.hash_len,
+                        &self.config.hash_key,
+                        &self.config.hash_personal,
+                    );
+                    if constant_time_eq(&want, &cmd.hash) && who.is_none() {
+                        who = Some(a.name.clone());
+                    }
+                }
+                who
+            });
+        let Some(admin) = ok else {
+            if self.lockout.len() < LOCKOUT_MAX {
+                self.lockout
+                    .insert(from.ip(), now + self.config.admin_lockout);
+            }
+            return self.reject(Counter::DropAdminAuth);
+        };
+        self.stats.inc(Counter::AdminCommands);
+        let reply = self.run_admin(&admin, &cmd.command, from, now);
+        let mut b = Vec::new();
+        reply.encode(&mut b);
+        self.send(out, from, Payload::Owned(b));
+    }
+
+    fn run_admin(
+        &mut self,
+        admin: &str,
+        command: &str,
+        from: SocketAddr,
+        now: Instant,
+    ) -> AdminReply {
+        let mut words = command.split_whitespace();
+        let verb = words.next().unwrap_or("");
+        let args: Vec<&str> = words.collect();
+        let err = |text: String| AdminReply { ok: false, text };
+        match verb {
+            "ban" | "unban" if args.is_empty() => err(format!("usage: {verb} IP [IP...]")),
+            "ban" | "unban" => {
+                let mut ips = Vec::new();
+                for a in &args {
+                    match a.parse::<IpAddr>() {
+                        Ok(ip) => ips.push(ip),
+                        Err(_) => return err(format!("not an IP address: {a}")),
+                    }
+                }
+                let mut removed = 0;
+                for ip in &ips {
+                    if verb == "ban" {
+                        self.bans.insert(*ip);
+                        removed += self.table.remove_ip(*ip);
+                    } else {
+                        self.bans.remove(ip);
+                    }
+                }
+                self.stats.set(Counter::Servers, self.table.len() as u64);
+                let _ = (admin, from);
+                AdminReply {
+                    ok: true,
+                    text: if verb == "ban" {
+                        format!("banned {} ({removed} servers removed)", args.join(" "))
+                    } else {
+                        format!("unbanned {}", args.join(" "))
+                    },
+                }
+            }
+            "list" => {
+                let mut bans: Vec<String> = self.bans.iter().map(IpAddr::to_string).collect();
+                bans.sort();
+                let text = format!(
+                    "{} servers; {} banned: {}",
+                    self.table.len(),
+                    bans.len(),
+                    bans.join(" ")
+                );
+                let _ = now;
+                AdminReply { ok: true, text }
+            }
+            _ => err(format!(
+                "unknown command {verb:?}; commands: ban, unban, list"
+            )),
+        }
+    }
+
+    /// When [`Engine::handle_timeout`] should run next.
+    pub fn poll_timeout(&self) -> Instant {
+        self.next_sweep
+    }
+
+    /// Expires servers and bookkeeping.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if now < self.next_sweep {
+            return;
+        }
+        self.next_sweep = now + SWEEP;
+        let gone = self.table.expire(now);
+        if gone > 0 {
+            self.stats.add(Counter::ServersExpired, gone as u64);
+            self.stats.set(Counter::Servers, self.table.len() as u64);
+        }
+        self.update_gamedir.retain(|_, (_, until)| *until > now);
+        self.lockout.retain(|_, until| *until > now);
+        self.limiter.sweep(now);
+        self.server_limiter.sweep(now);
+    }
+
+    /// The state worth saving: servers (with their remaining lifetime) and bans.
+    pub fn export(&self, now: Instant) -> SavedState {
+        let servers = self
+            .table
+            .iter()
+            .map(|(addr, s, expires)| SavedServer {
+                addr,
+                ttl_secs: expires.saturating_duration_since(now).as_secs(),
+                protocol: s.protocol,
+                players: s.players,
+                max: s.max,
+                bots: s.bots,
+                gamedir: s.gamedir.to_vec(),
+                map: s.map.to_vec(),
+                server_type: match s.server_type {
+                    ServerType::Dedicated => 'd',
+                    ServerType::Listen => 'l',
+                    ServerType::Proxy => 'p',
+                    ServerType::Unknown => '?',
+                },
+                os: match s.os {
+                    Os::Linux => 'l',
+                    Os::Windows => 'w',
+                    Os::Mac => 'm',
+                    Os::Unknown => '?',
+                },
+                version: s.version.to_string(),
+                region: s.region,
+                flags: s.flags,
+            })
+            .collect();
+        let mut bans: Vec<IpAddr> = self.bans.iter().copied().collect();
+        bans.sort();
+        SavedState {
+            version: STATE_VERSION,
+            servers,
+            bans,
+        }
+    }
+
+    /// Restores saved state (at start-up). Entries past their lifetime, over the
+    /// quotas or banned are skipped; returns how many servers were restored.
+    pub fn import(&mut self, state: &SavedState, now: Instant) -> usize {
+        self.bans.extend(state.bans.iter().copied());
+        let mut n = 0;
+        for s in &state.servers {
+            if s.ttl_secs == 0 || self.bans.contains(&s.addr.ip()) {
+                continue;
+            }
+            let server = Server {
+                protocol: s.protocol,
+                players: s.players,
+                max: s.max,
+                bots: s.bots,
+                gamedir: s.gamedir.clone().into_boxed_slice(),
+                map: s.map.clone().into_boxed_slice(),
+                server_type: match s.server_type {
+                    'd' => ServerType::Dedicated,
+                    'l' => ServerType::Listen,
+                    'p' => ServerType::Proxy,
+                    _ => ServerType::Unknown,
+                },
+                os: match s.os {
+                    'l' => Os::Linux,
+                    'w' => Os::Windows,
+                    'm' => Os::Mac,
+                    _ => Os::Unknown,
+                },
+                version: Version::parse(s.version.as_bytes()).unwrap_or_default(),
+                region: s.region,
+                flags: s.flags,
+            };
+            let ttl = Duration::from_secs(s.ttl_secs).min(self.config.server_ttl);
+            if self.table.register(
+                s.addr,
+                server,
+                now + ttl,
+                self.config.max_servers_per_source,
+                self.config.max_servers,
+            ) == Registered::Added
+            {
+                n += 1;
+            }
+        }
+        self.stats.set(Counter::Servers, self.table.len() as u64);
+        n
+    }
+}

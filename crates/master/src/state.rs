@@ -1,0 +1,50 @@
+//! What survives a restart: the server table and the ban list, in a serde form the
+//! binary writes atomically to the state file.
+
+use serde::{Deserialize, Serialize};
+use std::net::{IpAddr, SocketAddr};
+
+/// Format version of the state file.
+pub const STATE_VERSION: u32 = 1;
+
+/// The saved state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct SavedState {
+    /// [`STATE_VERSION`].
+    pub version: u32,
+    /// Registered servers.
+    pub servers: Vec<SavedServer>,
+    /// Banned IPs.
+    pub bans: Vec<IpAddr>,
+}
+
+/// One saved server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedServer {
+    /// Its address.
+    pub addr: SocketAddr,
+    /// Seconds left before it expires.
+    pub ttl_secs: u64,
+    /// Protocol.
+    pub protocol: u8,
+    /// Players.
+    pub players: u8,
+    /// Max players.
+    pub max: u8,
+    /// Bots.
+    pub bots: u8,
+    /// Game directory bytes.
+    pub gamedir: Vec<u8>,
+    /// Map bytes.
+    pub map: Vec<u8>,
+    /// `d`, `l`, `p` or `?`.
+    pub server_type: char,
+    /// `l`, `w`, `m` or `?`.
+    pub os: char,
+    /// `major.minor[.patch]`.
+    pub version: String,
+    /// Region.
+    pub region: u8,
+    /// Filter flag bits.
+    pub flags: u8,
+}

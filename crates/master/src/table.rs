@@ -1,0 +1,385 @@
+//! The server table: entries with expiry, exact per-source quotas, a global cap,
+//! and a cache of encoded list pages that lives until the table changes.
+
+use crate::ratelimit::source_key;
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
+use xash::filter::{Filter, ServerFacts, Version};
+use xash::master::{Os, ServerAdd, ServerType};
+
+/// What the master keeps about one server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Server {
+    /// Protocol.
+    pub protocol: u8,
+    /// Players without bots.
+    pub players: u8,
+    /// Maximum players.
+    pub max: u8,
+    /// Bots.
+    pub bots: u8,
+    /// Game directory.
+    pub gamedir: Box<[u8]>,
+    /// Map.
+    pub map: Box<[u8]>,
+    /// Dedicated/listen.
+    pub server_type: ServerType,
+    /// OS letter.
+    pub os: Os,
+    /// Engine version.
+    pub version: Version,
+    /// Region.
+    pub region: u8,
+    /// Filter flag bits.
+    pub flags: u8,
+}
+
+impl Server {
+    /// The stored form of a registration.
+    pub fn from_add(a: &ServerAdd) -> Server {
+        Server {
+            protocol: a.protocol,
+            players: a.players,
+            max: a.max,
+            bots: a.bots,
+            gamedir: a.gamedir.clone().into_boxed_slice(),
+            map: a.map.clone().into_boxed_slice(),
+            server_type: a.server_type,
+            os: a.os,
+            version: a.version,
+            region: a.region,
+            flags: a.flags(),
+        }
+    }
+
+    /// What filters look at.
+    pub fn facts(&self) -> ServerFacts<'_> {
+        ServerFacts {
+            gamedir: &self.gamedir,
+            map: &self.map,
+            protocol: self.protocol,
+            flags: self.flags,
+            players: self.players,
+            max: self.max,
+        }
+    }
+
+    /// Behind NAT.
+    pub fn nat(&self) -> bool {
+        self.flags & xash::filter::flags::NAT != 0
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    server: Server,
+    expires: Instant,
+}
+
+/// Outcome of [`Table::register`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Registered {
+    /// A new entry.
+    Added,
+    /// An existing entry refreshed (and possibly changed).
+    Refreshed,
+    /// The source already has its quota of servers.
+    QuotaSource,
+    /// The table is full.
+    QuotaGlobal,
+}
+
+/// What a scan gets: encoded pages and the NAT servers to announce the client to.
+#[derive(Debug)]
+pub struct Selection {
+    /// Server-list datagrams.
+    pub pages: Vec<Arc<[u8]>>,
+    /// NAT servers in the result.
+    pub nat_servers: Vec<SocketAddr>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct CacheKey {
+    v6: bool,
+    gamedir: Option<Box<[u8]>>,
+    nat: Option<bool>,
+    key: Option<u32>,
+    region: u8,
+}
+
+/// Cached selections kept at most.
+const CACHE_ENTRIES: usize = 256;
+
+/// The table.
+#[derive(Debug, Default)]
+pub struct Table {
+    // BTreeMap: a stable address order, so pages and "resume after" are deterministic.
+    servers: BTreeMap<SocketAddr, Entry>,
+    per_source: HashMap<IpAddr, usize>,
+    cache: HashMap<CacheKey, Arc<Selection>>,
+}
+
+impl Table {
+    /// An empty table.
+    pub fn new() -> Table {
+        Table::default()
+    }
+
+    /// Servers held.
+    pub fn len(&self) -> usize {
+        self.servers.len()
+    }
+
+    /// Whether the table is empty.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// Registers or refreshes `addr` until `expires`, enforcing the quotas exactly:
+    /// at most `per_source` servers per IPv4 address / IPv6 /64, `global` in all.
+    pub fn register(
+        &mut self,
+        addr: SocketAddr,
+        server: Server,
+        expires: Instant,
+        per_source: usize,
+        global: usize,
+    ) -> Registered {
+        if let Some(e) = self.servers.get_mut(&addr) {
+            if e.server != server {
+                e.server = server;
+                self.cache.clear();
+            }
+            e.expires = expires;
+            return Registered::Refreshed;
+        }
+        let src = source_key(addr.ip());
+        let count = self.per_source.get(&src).copied().unwrap_or(0);
+        if count >= per_source {
+            return Registered::QuotaSource;
+        }
+        if self.servers.len() >= global {
+            return Registered::QuotaGlobal;
+        }
+        self.servers.insert(addr, Entry { server, expires });
+        *self.per_source.entry(src).or_insert(0) += 1;
+        self.cache.clear();
+        Registered::Added
+    }
+
+    /// Removes one server.
+    pub fn remove(&mut self, addr: &SocketAddr) -> bool {
+        if self.servers.remove(addr).is_none() {
+            return false;
+        }
+        let src = source_key(addr.ip());
+        if let Some(c) = self.per_source.get_mut(&src) {
+            *c -= 1;
+            if *c == 0 {
+                self.per_source.remove(&src);
+            }
+        }
+        self.cache.clear();
+        true
+    }
+
+    /// Removes every server whose IP is `ip`; returns how many.
+    pub fn remove_ip(&mut self, ip: IpAddr) -> usize {
+        let gone: Vec<SocketAddr> = self
+            .servers
+            .keys()
+            .filter(|a| a.ip() == ip)
+            .copied()
+            .collect();
+        gone.iter().filter(|a| self.remove(a)).count()
+    }
+
+    /// Drops entries that expired by `now`; returns how many.
+    pub fn expire(&mut self, now: Instant) -> usize {
+        let gone: Vec<SocketAddr> = self
+            .servers
+            .iter()
+            .filter(|(_, e)| e.expires <= now)
+            .map(|(a, _)| *a)
+            .collect();
+        gone.iter().filter(|a| self.remove(a)).count()
+    }
+
+    /// The earliest expiry.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        self.servers.values().map(|e| e.expires).min()
+    }
+
+    /// Every entry: address, server, expiry.
+    pub fn iter(&self) -> impl Iterator<Item = (SocketAddr, &Server, Instant)> {
+        self.servers.iter().map(|(a, e)| (*a, &e.server, e.expires))
+    }
+
+    /// One entry.
+    pub fn get(&self, addr: &SocketAddr) -> Option<&Server> {
+        self.servers.get(addr).map(|e| &e.server)
+    }
+
+    fn matching<'a>(
+        &'a self,
+        v6: bool,
+        filter: &'a Filter,
+        region: u8,
+    ) -> impl Iterator<Item = (SocketAddr, &'a Server)> + 'a {
+        self.servers
+            .iter()
+            .filter(move |(a, e)| {
+                a.is_ipv6() == v6 && e.server.region == region && filter.matches(&e.server.facts())
+            })
+            .map(|(a, e)| (*a, &e.server))
+    }
+
+    /// The servers of family `v6` passing `filter`, as encoded pages of at most
+    /// `page_size` bytes, starting after `resume` when given. Selections for common
+    /// filters (gamedir, nat, key) are cached until the table changes; the bool says
+    /// whether this one came from the cache.
+    pub fn select(
+        &mut self,
+        v6: bool,
+        filter: &Filter,
+        region: u8,
+        page_size: usize,
+        resume: Option<SocketAddr>,
+    ) -> (Arc<Selection>, bool) {
+        let key = (filter.is_simple() && resume.is_none()).then(|| CacheKey {
+            v6,
+            gamedir: filter.gamedir.clone().map(Vec::into_boxed_slice),
+            nat: filter.nat(),
+            key: filter.key,
+            region,
+        });
+        if let Some(k) = &key {
+            if let Some(s) = self.cache.get(k) {
+                return (s.clone(), true);
+            }
+        }
+        let mut addrs = Vec::new();
+        let mut nat_servers = Vec::new();
+        for (a, s) in self.matching(v6, filter, region) {
+            if resume.is_some_and(|r| a <= r) {
+                continue;
+            }
+            addrs.push(a);
+            if s.nat() {
+                nat_servers.push(a);
+            }
+        }
+        let pages = xash::master::encode_pages(filter.key, &addrs, v6, page_size)
+            .into_iter()
+            .map(Arc::from)
+            .collect();
+        let sel = Arc::new(Selection { pages, nat_servers });
+        if let Some(k) = key {
+            if self.cache.len() >= CACHE_ENTRIES {
+                self.cache.clear();
+            }
+            self.cache.insert(k, sel.clone());
+        }
+        (sel, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+    use xash::info::InfoString;
+
+    fn server(gamedir: &str) -> Server {
+        let info = InfoString::new()
+            .with("challenge", "1")
+            .unwrap()
+            .with("gamedir", gamedir)
+            .unwrap()
+            .with("version", "0.21")
+            .unwrap()
+            .with("region", "255")
+            .unwrap();
+        Server::from_add(&ServerAdd::from_info(&info).unwrap())
+    }
+
+    #[test]
+    fn quotas_are_exact() {
+        let mut t = Table::new();
+        let exp = Instant::now() + Duration::from_secs(60);
+        for port in 0..14u16 {
+            let a = SocketAddr::from(([127, 0, 2, 1], 27000 + port));
+            assert_eq!(
+                t.register(a, server("valve"), exp, 14, 100),
+                Registered::Added
+            );
+        }
+        let a = SocketAddr::from(([127, 0, 2, 1], 28000));
+        assert_eq!(
+            t.register(a, server("valve"), exp, 14, 100),
+            Registered::QuotaSource,
+            "the 15th"
+        );
+        // IPv6: per /64.
+        let mut t = Table::new();
+        let a: SocketAddr = "[2001:db8::1]:1".parse().unwrap();
+        let b: SocketAddr = "[2001:db8::2]:1".parse().unwrap();
+        let c: SocketAddr = "[2001:db8:0:1::1]:1".parse().unwrap();
+        assert_eq!(
+            t.register(a, server("valve"), exp, 1, 100),
+            Registered::Added
+        );
+        assert_eq!(
+            t.register(b, server("valve"), exp, 1, 100),
+            Registered::QuotaSource
+        );
+        assert_eq!(
+            t.register(c, server("valve"), exp, 1, 100),
+            Registered::Added
+        );
+        assert_eq!(
+            t.register(a, server("cstrike"), exp, 1, 100),
+            Registered::Refreshed
+        );
+        // Global cap.
+        let d: SocketAddr = "[2001:db8:0:2::1]:1".parse().unwrap();
+        assert_eq!(
+            t.register(d, server("valve"), exp, 1, 2),
+            Registered::QuotaGlobal
+        );
+        // Removing frees the quota.
+        assert!(t.remove(&b) || t.remove(&a));
+        assert_eq!(
+            t.register(b, server("valve"), exp, 1, 100),
+            Registered::Added
+        );
+    }
+
+    #[test]
+    fn cache_is_reused_until_the_table_changes() {
+        let mut t = Table::new();
+        let now = Instant::now();
+        let exp = now + Duration::from_secs(60);
+        t.register("10.0.0.1:1".parse().unwrap(), server("valve"), exp, 10, 100);
+        let f = Filter {
+            gamedir: Some(b"valve".to_vec()),
+            key: Some(1),
+            ..Filter::default()
+        };
+        let (a, cached) = t.select(false, &f, 255, 1400, None);
+        assert!(!cached);
+        let (b, cached) = t.select(false, &f, 255, 1400, None);
+        assert!(cached && Arc::ptr_eq(&a, &b));
+        // A refresh with identical content keeps the cache.
+        t.register("10.0.0.1:1".parse().unwrap(), server("valve"), exp, 10, 100);
+        assert!(t.select(false, &f, 255, 1400, None).1);
+        t.register("10.0.0.2:1".parse().unwrap(), server("valve"), exp, 10, 100);
+        let (c, cached) = t.select(false, &f, 255, 1400, None);
+        assert!(!cached);
+        assert_eq!(c.pages[0].len(), 6 + 6 + 2 * 6 + 6);
+        assert_eq!(t.expire(now + Duration::from_secs(61)), 2);
+        assert!(t.is_empty());
+    }
+}

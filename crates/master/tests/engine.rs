@@ -1,0 +1,638 @@
+//! The master engine driven directly: no sockets, time passed in.
+
+use master::challenge::admin_hash;
+use master::{AdminUser, Config, Counter, Engine, Stats, Transmit};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use xash::admin::{AdminChallengeReply, AdminCommand, AdminReply};
+use xash::info::InfoString;
+use xash::master::{ChallengeReply, NatConnect, ServerListPage};
+use xash::text::InfoReply;
+
+fn addr(s: &str) -> SocketAddr {
+    s.parse().unwrap()
+}
+
+struct Rig {
+    e: Engine,
+    t0: Instant,
+    now: Instant,
+}
+
+impl Rig {
+    fn new(config: Config) -> Rig {
+        let t0 = Instant::now();
+        let mut e = Engine::new(config, Arc::new(Stats::default()), [42; 32], t0);
+        e.set_local_addrs(vec![addr("127.0.0.1:27010"), addr("[::1]:27010")]);
+        Rig { e, t0, now: t0 }
+    }
+    fn send(&mut self, p: &[u8], from: SocketAddr) -> Vec<Transmit> {
+        let mut out = Vec::new();
+        self.e.handle(p, from, self.now, &mut out);
+        out
+    }
+    fn advance(&mut self, d: Duration) {
+        self.now += d;
+        self.e.handle_timeout(self.now);
+    }
+    fn count(&self, c: Counter) -> u64 {
+        self.e.stats().get(c)
+    }
+    /// The full handshake; returns whether the server is listed afterwards.
+    fn register(&mut self, from: SocketAddr, info: &str) {
+        let hb = [0x71, 0xff, 1, 2, 3, 4];
+        let out = self.send(&hb, from);
+        assert_eq!(out.len(), 1, "challenge reply");
+        assert_eq!(out[0].to, from);
+        let c = ChallengeReply::decode(out[0].payload.as_bytes()).unwrap();
+        assert_eq!(c.echo, Some(0x0403_0201));
+        let mut p = b"0\n".to_vec();
+        p.extend_from_slice(
+            format!("\\protocol\\49\\challenge\\{}{}", c.master_challenge, info).as_bytes(),
+        );
+        assert!(self.send(&p, from).is_empty());
+    }
+    fn scan(&mut self, from: SocketAddr, filter: &str) -> (Vec<SocketAddr>, Vec<Transmit>) {
+        let mut p = b"1\xff0.0.0.0:0\0".to_vec();
+        p.extend_from_slice(filter.as_bytes());
+        p.push(0);
+        let out = self.send(&p, from);
+        let mut servers = Vec::new();
+        for t in out.iter().filter(|t| t.to == from) {
+            let page = ServerListPage::decode(
+                t.payload.as_bytes(),
+                from.is_ipv6(),
+                filter.contains("\\key\\"),
+            )
+            .unwrap();
+            assert!(page.terminated, "every page ends with a terminator");
+            servers.extend(page.servers);
+        }
+        (servers, out)
+    }
+}
+
+const INFO: &str = "\\players\\0\\max\\16\\bots\\0\\gamedir\\valve\\map\\crossfire\\type\\d\\password\\0\\os\\w\\secure\\0\\lan\\0\\version\\0.21\\region\\255\\product\\valve\\nat\\0";
+const CLIENT: &str = "198.51.100.7:27005";
+const SCAN: &str = "\\gamedir\\valve\\clver\\0.21\\nat\\0\\key\\1";
+
+#[test]
+fn heartbeat_challenge_info_registers() {
+    let mut r = Rig::new(Config::default());
+    let s = addr("192.0.2.10:27015");
+    r.register(s, INFO);
+    assert_eq!(r.count(Counter::ServersAdded), 1);
+    let (list, _) = r.scan(addr(CLIENT), SCAN);
+    assert_eq!(list, vec![s]);
+    // Again: a refresh, not a second entry.
+    r.register(s, INFO);
+    assert_eq!(r.count(Counter::ServersRefreshed), 1);
+    assert_eq!(r.e.table().len(), 1);
+}
+
+#[test]
+fn the_real_engine_exchange_registers() {
+    // The captured heartbeat and info of a real Xash3D FWGS server; only the challenge
+    // value (chosen by the master) differs from the capture.
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../testdata/xash3d/heartbeat/"
+    );
+    let hb = std::fs::read(format!("{dir}1_server_to_master_heartbeat.bin")).unwrap();
+    let info = std::fs::read(format!("{dir}3_server_to_master_info.bin")).unwrap();
+    let mut r = Rig::new(Config::default());
+    let s = addr("127.0.0.1:27915");
+    let out = r.send(&hb, s);
+    let reply = out[0].payload.as_bytes();
+    assert_eq!(reply.len(), 14);
+    assert_eq!(&reply[..6], b"\xff\xff\xff\xffs\n");
+    assert_eq!(
+        &reply[10..14],
+        &hb[2..6],
+        "the heartbeat challenge is echoed"
+    );
+    let ours = u32::from_le_bytes(reply[6..10].try_into().unwrap());
+    let text = String::from_utf8(info.clone())
+        .unwrap()
+        .replace("3237998081", &ours.to_string());
+    assert!(r.send(text.as_bytes(), s).is_empty());
+    assert_eq!(r.e.table().len(), 1);
+    // The capture as sent (the fake master's challenge) is refused.
+    let mut r2 = Rig::new(Config::default());
+    r2.send(&hb, s);
+    r2.send(&info, s);
+    assert_eq!(r2.e.table().len(), 0);
+    assert_eq!(r2.count(Counter::DropBadChallenge), 1);
+    // Shutdown is ignored.
+    let bye = std::fs::read(format!("{dir}4_server_to_master_shutdown.bin")).unwrap();
+    r.send(&bye, s);
+    assert_eq!(r.e.table().len(), 1);
+    assert_eq!(r.count(Counter::ShutdownsIgnored), 1);
+}
+
+#[test]
+fn only_a_valid_challenge_from_the_same_address_registers() {
+    let mut r = Rig::new(Config::default());
+    let s = addr("192.0.2.10:27015");
+    let out = r.send(b"q\xff", s);
+    assert_eq!(
+        out[0].payload.as_bytes().len(),
+        10,
+        "legacy heartbeat gets 10 bytes"
+    );
+    let c = ChallengeReply::decode(out[0].payload.as_bytes())
+        .unwrap()
+        .master_challenge;
+    let info = |ch: String| format!("0\n\\protocol\\49\\challenge\\{ch}{INFO}").into_bytes();
+    r.send(&info((c ^ 1).to_string()), s);
+    r.send(&info(c.to_string()), addr("192.0.2.10:27016"));
+    r.send(&info(c.to_string()), addr("192.0.2.11:27015"));
+    r.send(format!("0\n\\protocol\\49{INFO}").as_bytes(), s);
+    assert_eq!(r.e.table().len(), 0);
+    assert_eq!(r.count(Counter::DropBadChallenge), 3);
+    assert_eq!(r.count(Counter::DropBadInfo), 1, "missing challenge");
+    // Expired: two windows later.
+    r.advance(Duration::from_secs(125));
+    r.send(&info(c.to_string()), s);
+    assert_eq!(r.e.table().len(), 0);
+    // A server below the minimum version is refused even with a good challenge.
+    let c = ChallengeReply::decode(r.send(b"q\xff", s)[0].payload.as_bytes())
+        .unwrap()
+        .master_challenge;
+    r.send(
+        format!("0\n\\challenge\\{c}\\version\\0.19.4\\gamedir\\valve").as_bytes(),
+        s,
+    );
+    assert_eq!(r.count(Counter::DropOldServer), 1);
+    r.send(&info(c.to_string()), s);
+    assert_eq!(r.e.table().len(), 1);
+}
+
+#[test]
+fn every_filter_key() {
+    let mut r = Rig::new(Config::default());
+    let reg = |r: &mut Rig, ip: &str, info: &str| r.register(addr(ip), info);
+    reg(
+        &mut r,
+        "192.0.2.1:1",
+        "\\gamedir\\valve\\map\\crossfire\\version\\0.21\\type\\d\\players\\0\\max\\8",
+    );
+    reg(
+        &mut r,
+        "192.0.2.2:1",
+        "\\gamedir\\cstrike\\map\\de_dust\\version\\0.21\\type\\l\\players\\8\\max\\8\\password\\1",
+    );
+    reg(
+        &mut r,
+        "192.0.2.3:1",
+        "\\gamedir\\valve\\map\\stalkyard\\version\\0.21\\players\\2\\max\\8\\secure\\1\\bots\\3",
+    );
+    reg(
+        &mut r,
+        "192.0.2.4:1",
+        "\\gamedir\\valve\\map\\crossfire\\version\\0.21\\lan\\1\\nat\\1\\players\\1\\max\\8",
+    );
+    let c = addr(CLIENT);
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "",
+            &["192.0.2.1:1", "192.0.2.2:1", "192.0.2.3:1", "192.0.2.4:1"],
+        ),
+        (
+            "\\gamedir\\valve",
+            &["192.0.2.1:1", "192.0.2.3:1", "192.0.2.4:1"],
+        ),
+        ("\\gamedir\\Valve", &[]),
+        ("\\map\\crossfire", &["192.0.2.1:1", "192.0.2.4:1"]),
+        (
+            "\\protocol\\49",
+            &["192.0.2.1:1", "192.0.2.2:1", "192.0.2.3:1", "192.0.2.4:1"],
+        ),
+        ("\\protocol\\48", &[]),
+        ("\\dedicated\\1", &["192.0.2.1:1"]),
+        ("\\password\\1", &["192.0.2.2:1"]),
+        ("\\secure\\1", &["192.0.2.3:1"]),
+        ("\\bots\\1", &["192.0.2.3:1"]),
+        ("\\lan\\1", &["192.0.2.4:1"]),
+        ("\\empty\\1", &["192.0.2.1:1"]),
+        ("\\noplayers\\1", &["192.0.2.1:1"]),
+        ("\\full\\1", &["192.0.2.2:1"]),
+        ("\\full\\0\\empty\\0", &["192.0.2.3:1", "192.0.2.4:1"]),
+        ("\\nat\\1", &["192.0.2.4:1"]),
+        ("\\nat\\0", &["192.0.2.1:1", "192.0.2.2:1", "192.0.2.3:1"]),
+        (
+            "\\os\\linux\\arch\\amd64\\commit\\x\\branch\\master\\unknownkey\\1",
+            &["192.0.2.1:1", "192.0.2.2:1", "192.0.2.3:1", "192.0.2.4:1"],
+        ),
+    ];
+    for (i, (f, want)) in cases.iter().enumerate() {
+        // Distinct client addresses so the rate limiter stays out of the way.
+        let client = SocketAddr::new(format!("198.51.100.{}", i + 1).parse().unwrap(), c.port());
+        let (mut got, _) = r.scan(client, &format!("{f}\\clver\\0.21"));
+        got.sort();
+        let want: Vec<SocketAddr> = want.iter().map(|s| addr(s)).collect();
+        assert_eq!(got, want, "filter {f:?}");
+    }
+}
+
+#[test]
+fn bad_filter_values_get_no_reply() {
+    let mut r = Rig::new(Config::default());
+    r.register(addr("192.0.2.1:1"), INFO);
+    for (i, f) in [
+        "\\nat\\yes",
+        "\\full\\2",
+        "\\protocol\\x",
+        "\\clver\\abc",
+        "\\key\\zz",
+        "\\nat",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let client = SocketAddr::new(format!("198.51.100.{}", i + 1).parse().unwrap(), 1);
+        let (_, out) = r.scan(client, f);
+        assert!(out.is_empty(), "{f}");
+    }
+    assert_eq!(
+        r.count(Counter::DropBadFilter) + r.count(Counter::DropBadScan),
+        6
+    );
+}
+
+#[test]
+fn paging_with_1400_and_512_byte_pages() {
+    for (page, per_page) in [(1400usize, 230usize), (512, 82)] {
+        let mut r = Rig::new(Config {
+            page_size: page,
+            max_servers_per_source: 1000,
+            ..Config::default()
+        });
+        for i in 0..500u32 {
+            let a = SocketAddr::from(([10, 1, (i >> 8) as u8, i as u8], 27015));
+            r.register(a, INFO);
+        }
+        let (list, out) = r.scan(addr(CLIENT), SCAN);
+        assert_eq!(list.len(), 500);
+        let mut dedup = list.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), 500);
+        assert_eq!(out.len(), 500usize.div_ceil(per_page), "page size {page}");
+        assert!(out.iter().all(|t| t.payload.as_bytes().len() <= page));
+        assert_eq!(out[0].payload.as_bytes().len(), 6 + 6 + per_page * 6 + 6);
+        // The same scan again comes from the page cache.
+        let before = r.count(Counter::CachedPages);
+        let (again, _) = r.scan(addr("198.51.100.8:1"), SCAN);
+        assert_eq!(again, list);
+        assert_eq!(r.count(Counter::CachedPages) - before, out.len() as u64);
+    }
+}
+
+#[test]
+fn nat_announce_semantics() {
+    let mut r = Rig::new(Config::default());
+    let direct = addr("192.0.2.1:1");
+    let natted = addr("192.0.2.2:1");
+    r.register(direct, INFO);
+    r.register(natted, &INFO.replace("\\nat\\0", "\\nat\\1"));
+    let announced = |out: &[Transmit], client: SocketAddr| -> Vec<SocketAddr> {
+        out.iter()
+            .filter(|t| t.to != client)
+            .map(|t| {
+                assert_eq!(
+                    NatConnect::decode(t.payload.as_bytes()).unwrap().client,
+                    client
+                );
+                t.to
+            })
+            .collect()
+    };
+    let c1 = addr("198.51.100.1:5");
+    let (list, out) = r.scan(c1, "\\clver\\0.21");
+    assert_eq!(list.len(), 2);
+    assert_eq!(
+        announced(&out, c1),
+        vec![natted],
+        "no nat key: all listed, NAT servers told"
+    );
+    let c2 = addr("198.51.100.2:5");
+    let (list, out) = r.scan(c2, "\\clver\\0.21\\nat\\1");
+    assert_eq!(list, vec![natted]);
+    assert_eq!(announced(&out, c2), vec![natted]);
+    let c3 = addr("198.51.100.3:5");
+    let (list, out) = r.scan(c3, "\\clver\\0.21\\nat\\0");
+    assert_eq!(list, vec![direct]);
+    assert!(announced(&out, c3).is_empty());
+}
+
+#[test]
+fn outdated_clients_get_the_update_entry_and_the_fake_info() {
+    let mut r = Rig::new(Config {
+        update_addr_v4: Some(addr("203.0.113.5:27010")),
+        ..Config::default()
+    });
+    r.register(addr("192.0.2.1:1"), INFO);
+    let c = addr(CLIENT);
+    let (list, _) = r.scan(c, "\\gamedir\\cstrike\\clver\\0.19\\key\\1");
+    assert_eq!(list, vec![addr("203.0.113.5:27010")]);
+    let out = r.send(b"\xff\xff\xff\xffinfo 48", c);
+    assert_eq!(
+        out[0].payload.as_bytes(),
+        b"\xff\xff\xff\xffinfo\n\\map\\Update please\\dm\\1\\team\\0\\coop\\0\\numcl\\0\\maxcl\\32\\gamedir\\cstrike\\password\\0\\dedicated\\0\\host\\https://github.com/FWGS/xash3d-fwgs",
+        "the bytes observed from xash3d-master"
+    );
+    let out = r.send(b"\xff\xff\xff\xffinfo 49", addr("198.51.100.99:1"));
+    let InfoReply::Info(i) = InfoReply::decode(out[0].payload.as_bytes()).unwrap() else {
+        panic!()
+    };
+    assert_eq!(i.get("p"), Some(&b"49"[..]));
+    assert_eq!(i.get("gamedir"), Some(&b"valve"[..]));
+    // Build-number gating.
+    let mut r = Rig::new(Config {
+        min_engine_buildnum: 4000,
+        ..Config::default()
+    });
+    r.register(addr("192.0.2.1:1"), INFO);
+    assert_eq!(
+        r.scan(addr("198.51.100.1:1"), "\\clver\\0.21\\buildnum\\3999")
+            .0,
+        vec![addr("127.0.0.1:27010")]
+    );
+    assert_eq!(
+        r.scan(addr("198.51.100.2:1"), "\\clver\\0.21").0,
+        vec![addr("127.0.0.1:27010")],
+        "buildnum missing"
+    );
+    assert_eq!(
+        r.scan(addr("198.51.100.3:1"), "\\clver\\0.21\\buildnum\\4000")
+            .0,
+        vec![addr("192.0.2.1:1")]
+    );
+    // A tool (no clver at all, like qstat) gets the real list by default.
+    assert_eq!(
+        r.scan(addr("198.51.100.4:1"), "").0,
+        vec![addr("192.0.2.1:1")]
+    );
+    let out = r.send(b"1\xff0.0.0.0:0\0\0", addr("198.51.100.5:1"));
+    assert_eq!(
+        ServerListPage::decode(out[0].payload.as_bytes(), false, false)
+            .unwrap()
+            .servers,
+        vec![addr("192.0.2.1:1")]
+    );
+    // Unless the operator asks for xash3d-master's rule.
+    let mut r = Rig::new(Config {
+        require_clver: true,
+        ..Config::default()
+    });
+    r.register(addr("192.0.2.1:1"), INFO);
+    assert_eq!(
+        r.scan(addr("198.51.100.4:1"), "").0,
+        vec![addr("127.0.0.1:27010")]
+    );
+}
+
+#[test]
+fn qstat_second_page_request_is_answered_after_the_last_address() {
+    let mut r = Rig::new(Config {
+        max_servers_per_source: 100,
+        ..Config::default()
+    });
+    for i in 1..=5u8 {
+        r.register(SocketAddr::from(([10, 0, 0, i], 27015)), INFO);
+    }
+    let out = r.send(b"1\xff10.0.0.3:27015\x01\0", addr(CLIENT));
+    let page = ServerListPage::decode(out[0].payload.as_bytes(), false, false).unwrap();
+    assert_eq!(
+        page.servers,
+        vec![addr("10.0.0.4:27015"), addr("10.0.0.5:27015")]
+    );
+}
+
+#[test]
+fn ipv4_clients_get_ipv4_lists_and_ipv6_clients_ipv6_lists() {
+    let mut r = Rig::new(Config::default());
+    r.register(addr("192.0.2.1:1"), INFO);
+    r.register(addr("[2001:db8::1]:27015"), INFO);
+    assert_eq!(r.scan(addr(CLIENT), SCAN).0, vec![addr("192.0.2.1:1")]);
+    assert_eq!(
+        r.scan(addr("[2001:db8:1::9]:5"), SCAN).0,
+        vec![addr("[2001:db8::1]:27015")]
+    );
+}
+
+#[test]
+fn quotas_are_exact_and_the_table_is_capped() {
+    let mut r = Rig::new(Config {
+        max_servers_per_source: 14,
+        max_servers: 20,
+        ..Config::default()
+    });
+    for port in 0..16u16 {
+        r.register(SocketAddr::from(([127, 0, 2, 1], 27000 + port)), INFO);
+    }
+    assert_eq!(
+        r.e.table().len(),
+        14,
+        "exactly 14, not 15 as in xash3d-master"
+    );
+    assert_eq!(r.count(Counter::DropQuotaSource), 2);
+    for i in 0..10u8 {
+        r.register(SocketAddr::from(([127, 0, 3, i], 27000)), INFO);
+    }
+    assert_eq!(r.e.table().len(), 20);
+    assert_eq!(r.count(Counter::DropQuotaGlobal), 4);
+    // IPv6: one /64 is one source.
+    let mut r = Rig::new(Config {
+        max_servers_per_source: 2,
+        ..Config::default()
+    });
+    for i in 1..=4 {
+        r.register(addr(&format!("[2001:db8::{i}]:27015")), INFO);
+    }
+    assert_eq!(r.e.table().len(), 2);
+}
+
+#[test]
+fn requests_are_rate_limited_with_decay() {
+    let mut r = Rig::new(Config {
+        rate_burst: 5.0,
+        rate_decay: Duration::from_secs(3),
+        ..Config::default()
+    });
+    r.register(addr("192.0.2.1:1"), INFO);
+    let c = addr(CLIENT);
+    let answered = |r: &mut Rig| !r.scan(c, SCAN).1.is_empty();
+    for _ in 0..5 {
+        assert!(answered(&mut r));
+    }
+    assert!(!answered(&mut r), "the 6th quick scan gets nothing");
+    assert_eq!(r.count(Counter::DropRateLimited), 1);
+    r.now += Duration::from_secs(3);
+    assert!(answered(&mut r), "one more after the decay");
+    assert!(!answered(&mut r));
+    assert!(
+        !r.scan(addr("198.51.100.200:1"), SCAN).1.is_empty(),
+        "other clients unaffected"
+    );
+}
+
+#[test]
+fn servers_expire_after_the_ttl() {
+    let mut r = Rig::new(Config {
+        server_ttl: Duration::from_secs(900),
+        ..Config::default()
+    });
+    r.register(addr("192.0.2.1:1"), INFO);
+    r.advance(Duration::from_secs(899));
+    assert_eq!(r.e.table().len(), 1);
+    r.advance(Duration::from_secs(2));
+    assert_eq!(r.e.table().len(), 0);
+    assert_eq!(r.count(Counter::ServersExpired), 1);
+    assert_eq!(r.count(Counter::Servers), 0);
+}
+
+#[test]
+fn export_and_import_keep_servers_and_bans() {
+    let mut r = Rig::new(Config::default());
+    r.register(addr("192.0.2.1:1"), INFO);
+    r.register(
+        addr("[2001:db8::1]:27015"),
+        &INFO.replace("valve", "cstrike"),
+    );
+    let saved = r.e.export(r.now);
+    let json = serde_json::to_string(&saved).unwrap();
+    let back: master::state::SavedState = serde_json::from_str(&json).unwrap();
+    let mut r2 = Rig::new(Config::default());
+    assert_eq!(r2.e.import(&back, r2.now), 2);
+    assert_eq!(r2.scan(addr(CLIENT), SCAN).0, vec![addr("192.0.2.1:1")]);
+    assert_eq!(r2.e.export(r2.now).servers, saved.servers);
+}
+
+fn admin_rig() -> Rig {
+    Rig::new(Config {
+        admins: vec![AdminUser {
+            name: "gordon".into(),
+            password: "crowbar".into(),
+        }],
+        ..Config::default()
+    })
+}
+
+fn admin(r: &mut Rig, from: SocketAddr, password: &str, command: &str) -> Option<AdminReply> {
+    let out = r.send(b"adminchallenge", from);
+    let c = AdminChallengeReply::decode(out.first()?.payload.as_bytes()).unwrap();
+    let hash = admin_hash(password, c.hash_challenge, 64, "Half-Life", "Freeman");
+    let mut p = Vec::new();
+    AdminCommand {
+        master_challenge: c.master_challenge,
+        hash,
+        command: command.into(),
+    }
+    .encode(&mut p);
+    let out = r.send(&p, from);
+    out.first()
+        .map(|t| AdminReply::decode(t.payload.as_bytes()).unwrap())
+}
+
+#[test]
+fn admin_ban_unban_list_are_acknowledged() {
+    let mut r = admin_rig();
+    let op = addr("192.0.2.200:4000");
+    r.register(addr("192.0.2.1:1"), INFO);
+    r.register(addr("192.0.2.1:2"), INFO);
+    let reply = admin(&mut r, op, "crowbar", "ban 192.0.2.1").unwrap();
+    assert!(reply.ok, "{reply:?}");
+    assert!(reply.text.contains("2 servers removed"), "{}", reply.text);
+    assert_eq!(r.e.table().len(), 0);
+    // A banned IP gets silence and cannot register.
+    assert!(r.send(b"q\xff", addr("192.0.2.1:1")).is_empty());
+    assert_eq!(r.count(Counter::DropBanned), 1);
+    let list = admin(&mut r, op, "crowbar", "list").unwrap();
+    assert!(list.text.contains("192.0.2.1"), "{}", list.text);
+    assert!(admin(&mut r, op, "crowbar", "unban 192.0.2.1").unwrap().ok);
+    r.register(addr("192.0.2.1:1"), INFO);
+    assert_eq!(r.e.table().len(), 1);
+    let bad = admin(&mut r, op, "crowbar", "ban not-an-ip").unwrap();
+    assert!(!bad.ok);
+    assert!(!admin(&mut r, op, "crowbar", "frobnicate").unwrap().ok);
+}
+
+#[test]
+fn a_wrong_admin_password_locks_the_ip_out() {
+    let mut r = admin_rig();
+    let op = addr("192.0.2.200:4000");
+    assert!(
+        admin(&mut r, op, "wrong", "ban 192.0.2.1").is_none(),
+        "no reply to a bad hash"
+    );
+    assert_eq!(r.count(Counter::DropAdminAuth), 1);
+    assert!(admin(&mut r, op, "crowbar", "list").is_none(), "locked out");
+    r.advance(Duration::from_secs(11));
+    assert!(admin(&mut r, op, "crowbar", "list").unwrap().ok);
+    // No admins configured: no challenge either.
+    let mut r = Rig::new(Config::default());
+    assert!(r.send(b"adminchallenge", op).is_empty());
+}
+
+#[test]
+fn bad_input_changes_nothing_and_scans_still_work() {
+    let mut r = Rig::new(Config {
+        rate_burst: 1e9,
+        ..Config::default()
+    });
+    r.register(addr("192.0.2.1:1"), INFO);
+    let src = addr("192.0.2.66:1");
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut rnd = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut junk: Vec<Vec<u8>> = (0..2000)
+        .map(|i| {
+            (0..(rnd() as usize % 1500))
+                .map(|_| rnd() as u8)
+                .collect::<Vec<u8>>()
+                .into_iter()
+                .take(i % 1500)
+                .collect()
+        })
+        .collect();
+    // Truncated and hostile versions of every message.
+    for p in [
+        &b"q\xff\x01"[..],
+        b"q\xff\x01\x02\x03\x04\x05",
+        b"0\n",
+        b"0\n\\challenge",
+        b"0\n\\challenge\\1\0\\x\\y",
+        b"0\n\\challenge\\1\\nat\\2",
+        b"0\n\\challenge\\1\\region\\9",
+        b"1",
+        b"1\xff",
+        b"1\xff0.0.0.0",
+        b"1\x090.0.0.0:0\0",
+        b"1\xff0.0.0.0:0\0\\gamedir\\va\0lve\0",
+        b"admin",
+        b"adminchallengeX",
+        b"\xff\xff\xff\xffinfo xx",
+    ] {
+        junk.push(p.to_vec());
+    }
+    junk.push(vec![b'1'; 70_000]);
+    for p in &junk {
+        let out = r.send(p, src);
+        assert!(out.iter().all(|t| t.payload.as_bytes().len() <= 1400));
+    }
+    assert_eq!(r.e.table().len(), 1, "nothing registered or removed");
+    assert_eq!(r.scan(addr(CLIENT), SCAN).0, vec![addr("192.0.2.1:1")]);
+    let dropped: u64 = Counter::ALL
+        .iter()
+        .filter(|c| c.name().starts_with("drop_"))
+        .map(|&c| r.count(c))
+        .sum();
+    assert!(dropped > 0);
+}
