@@ -18,6 +18,210 @@ pub struct File {
     /// `[relay]`: the FlightGear relay.
     #[serde(default)]
     pub relay: RelaySection,
+    /// `[master]`: the Xash3D master server.
+    #[serde(default)]
+    pub master: MasterSection,
+    /// `[http]`: the HTTP listener shared by every part (server lists, stats).
+    #[serde(default)]
+    pub http: HttpSection,
+}
+
+/// The `[http]` table.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpSection {
+    /// TCP addresses to serve HTTP on; empty disables HTTP.
+    pub listen: Vec<String>,
+}
+
+impl HttpSection {
+    /// The listen addresses.
+    pub fn listen_addrs(&self) -> Result<Vec<SocketAddr>> {
+        self.listen.iter().map(|s| listen_addr(s)).collect()
+    }
+}
+
+/// One `[[master.admin]]` entry.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AdminEntry {
+    /// Name, for logs.
+    pub name: String,
+    /// Shared secret (never sent on the wire).
+    pub password: String,
+}
+
+/// The `[master]` table.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct MasterSection {
+    /// UDP addresses (IPv4 and IPv6).
+    pub listen: Vec<String>,
+    /// State file (servers and bans), saved atomically; empty = no persistence.
+    pub state_file: String,
+    /// Seconds between state saves (also saved on stop).
+    pub save_interval: f64,
+    /// Seconds a server stays listed after its last valid info.
+    pub server_ttl: f64,
+    /// Challenge window, seconds.
+    pub challenge_window: f64,
+    /// Servers per IPv4 address / IPv6 /64.
+    pub max_servers_per_source: usize,
+    /// Servers in all.
+    pub max_servers: usize,
+    /// Minimum server `version`.
+    pub min_server_version: String,
+    /// Minimum client `clver`.
+    pub client_min_version: String,
+    /// Minimum `buildnum` for clver >= 0.20 (0 = off).
+    pub min_engine_buildnum: u32,
+    /// Minimum `buildnum` for clver < 0.20 (0 = off).
+    pub min_old_engine_buildnum: u32,
+    /// Treat scans without `clver` as outdated engines (xash3d-master's rule).
+    pub require_clver: bool,
+    /// "Please update" address listed to outdated IPv4 clients (default: the master's own).
+    pub update_addr: String,
+    /// Same, for IPv6 clients.
+    pub update_addr6: String,
+    /// Host name of the fake update server.
+    pub update_title: String,
+    /// Map of the fake update server.
+    pub update_map: String,
+    /// Largest server-list datagram, bytes.
+    pub page_size: usize,
+    /// Requests a client may burst before it is throttled.
+    pub rate_burst: f64,
+    /// Seconds for one request of allowance to come back.
+    pub rate_decay: f64,
+    /// Clients tracked by the rate limiter.
+    pub rate_table_size: usize,
+    /// Admin hash length (bytes).
+    pub hash_len: usize,
+    /// Admin hash key.
+    pub hash_key: String,
+    /// Admin hash personalisation.
+    pub hash_personal: String,
+    /// Seconds an IP is ignored after a bad admin hash.
+    pub admin_lockout: f64,
+    /// Admins (`[[master.admin]]` with `name` and `password`).
+    pub admin: Vec<AdminEntry>,
+    /// Receive threads per UDP address; 0 = one per core.
+    pub workers: usize,
+}
+
+impl Default for MasterSection {
+    fn default() -> Self {
+        let d = master::Config::default();
+        MasterSection {
+            listen: vec!["0.0.0.0:27010".into(), "[::]:27010".into()],
+            state_file: String::new(),
+            save_interval: 30.0,
+            server_ttl: d.server_ttl.as_secs_f64(),
+            challenge_window: d.challenge_window.as_secs_f64(),
+            max_servers_per_source: d.max_servers_per_source,
+            max_servers: d.max_servers,
+            min_server_version: d.min_server_version.to_string(),
+            client_min_version: d.client_min_version.to_string(),
+            min_engine_buildnum: d.min_engine_buildnum,
+            min_old_engine_buildnum: d.min_old_engine_buildnum,
+            require_clver: d.require_clver,
+            update_addr: String::new(),
+            update_addr6: String::new(),
+            update_title: d.update_title,
+            update_map: d.update_map,
+            page_size: d.page_size,
+            rate_burst: d.rate_burst,
+            rate_decay: d.rate_decay.as_secs_f64(),
+            rate_table_size: d.rate_table_size,
+            hash_len: d.hash_len,
+            hash_key: d.hash_key,
+            hash_personal: d.hash_personal,
+            admin_lockout: d.admin_lockout.as_secs_f64(),
+            admin: vec![],
+            workers: 0,
+        }
+    }
+}
+
+fn msecs(v: f64, key: &str) -> Result<Duration> {
+    if !(v.is_finite() && v > 0.0 && v < 1e9) {
+        bail!("master.{key} must be a positive number of seconds, got {v}");
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn version(v: &str, key: &str) -> Result<xash::filter::Version> {
+    xash::filter::Version::parse(v.as_bytes())
+        .with_context(|| format!("master.{key} must look like 0.21 or 0.19.4, got {v:?}"))
+}
+
+fn opt_peer(v: &str) -> Result<Option<SocketAddr>> {
+    if v.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(peer(v)?.addr))
+}
+
+impl MasterSection {
+    /// The engine configuration (values checked, addresses resolved).
+    pub fn engine_config(&self) -> Result<master::Config> {
+        let c = master::Config {
+            server_ttl: msecs(self.server_ttl, "server_ttl")?,
+            challenge_window: msecs(self.challenge_window, "challenge_window")?,
+            max_servers_per_source: self.max_servers_per_source,
+            max_servers: self.max_servers,
+            min_server_version: version(&self.min_server_version, "min_server_version")?,
+            client_min_version: version(&self.client_min_version, "client_min_version")?,
+            min_engine_buildnum: self.min_engine_buildnum,
+            min_old_engine_buildnum: self.min_old_engine_buildnum,
+            require_clver: self.require_clver,
+            update_addr_v4: opt_peer(&self.update_addr)?,
+            update_addr_v6: opt_peer(&self.update_addr6)?,
+            update_title: self.update_title.clone(),
+            update_map: self.update_map.clone(),
+            page_size: self.page_size,
+            rate_burst: self.rate_burst,
+            rate_decay: msecs(self.rate_decay, "rate_decay")?,
+            rate_table_size: self.rate_table_size,
+            admins: self
+                .admin
+                .iter()
+                .map(|a| master::AdminUser {
+                    name: a.name.clone(),
+                    password: a.password.clone(),
+                })
+                .collect(),
+            hash_len: self.hash_len,
+            hash_key: self.hash_key.clone(),
+            hash_personal: self.hash_personal.clone(),
+            admin_lockout: msecs(self.admin_lockout, "admin_lockout")?,
+        };
+        if let Some(a) = c.update_addr_v4.filter(|a| !a.is_ipv4()) {
+            bail!("master.update_addr must be an IPv4 address, got {a}");
+        }
+        if let Some(a) = c.update_addr_v6.filter(|a| !a.is_ipv6()) {
+            bail!("master.update_addr6 must be an IPv6 address, got {a}");
+        }
+        c.validate().map_err(|e| anyhow::anyhow!("master: {e}"))?;
+        msecs(self.save_interval, "save_interval")?;
+        Ok(c)
+    }
+
+    /// UDP listen addresses.
+    pub fn listen_addrs(&self) -> Result<Vec<SocketAddr>> {
+        if self.listen.is_empty() {
+            bail!("master.listen is empty: the master needs at least one UDP address");
+        }
+        self.listen.iter().map(|s| listen_addr(s)).collect()
+    }
+
+    /// Worker threads per address.
+    pub fn workers(&self) -> usize {
+        match self.workers {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n.min(64),
+        }
+    }
 }
 
 /// The `[relay]` table.
@@ -205,6 +409,39 @@ mod tests {
             assert!(a.ip().is_loopback(), "{a}");
         }
         f.relay.engine_config().unwrap();
+    }
+
+    #[test]
+    fn master_section_defaults_and_errors() {
+        let f = parse(
+            "[master]\n[[master.admin]]\nname = \"gordon\"\npassword = \"crowbar\"\n",
+            "x",
+        )
+        .unwrap();
+        let c = f.master.engine_config().unwrap();
+        assert_eq!(c.admins.len(), 1);
+        assert_eq!(c.page_size, 1400);
+        assert_eq!(c.server_ttl, Duration::from_secs(900));
+        let e = parse("[master]\npage_sise = 512\n", "x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("page_sise"), "{e}");
+        let f = parse("[master]\nmin_server_version = \"new\"\n", "x").unwrap();
+        assert!(f
+            .master
+            .engine_config()
+            .unwrap_err()
+            .to_string()
+            .contains("min_server_version"));
+        let f = parse("[master]\npage_size = 20\n", "x").unwrap();
+        assert!(f
+            .master
+            .engine_config()
+            .unwrap_err()
+            .to_string()
+            .contains("page_size"));
+        let f = parse("[master]\nupdate_addr = \"[::1]:27010\"\n", "x").unwrap();
+        assert!(f.master.engine_config().is_err());
     }
 
     #[test]

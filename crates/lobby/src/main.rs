@@ -1,10 +1,14 @@
 //! `lobby`: the multiplayer backbone for FlightGear and Xash3D FWGS.
 
+mod admin_client;
 mod config;
 mod fgms_conf;
+mod http;
 mod load;
+mod master_server;
 mod relay_server;
 mod udp_batch;
+mod udp_service;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -34,6 +38,10 @@ enum Command {
     },
     /// Run the FlightGear relay (a drop-in for fgms).
     Relay(RelayArgs),
+    /// Run the Xash3D master server (UDP, IPv4 and IPv6, plus the HTTP server list).
+    Master(MasterArgs),
+    /// Send an authenticated admin command (ban, unban, list) to a master.
+    MasterAdmin(admin_client::AdminArgs),
     /// Generate load against a server and measure it.
     #[command(subcommand)]
     Load(load::LoadCommand),
@@ -87,6 +95,91 @@ struct RelayArgs {
     /// Receive threads per UDP address, sharing the port (default: one per CPU core).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
+}
+
+/// Flags of `lobby master`; each overrides the configuration file.
+#[derive(Args, Debug, Default, Clone)]
+struct MasterArgs {
+    /// TOML configuration file (its `[master]` and `[http]` tables).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// UDP address to listen on; repeat for several (default 0.0.0.0:27010 and [::]:27010).
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Vec<String>,
+    /// TCP address for the HTTP server list (`/v1/servers/<gamedir>`); repeatable.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Vec<String>,
+    /// State file: servers and bans survive restarts (saved atomically).
+    #[arg(long, value_name = "FILE")]
+    state: Option<String>,
+    /// Seconds a server stays listed after its last valid info (default 900).
+    #[arg(long, value_name = "SECONDS")]
+    server_ttl: Option<f64>,
+    /// Servers per IPv4 address / IPv6 /64 (default 32).
+    #[arg(long, value_name = "N")]
+    max_servers_per_source: Option<usize>,
+    /// Servers in all (default 32768).
+    #[arg(long, value_name = "N")]
+    max_servers: Option<usize>,
+    /// Largest server-list datagram in bytes (default 1400).
+    #[arg(long, value_name = "BYTES")]
+    page_size: Option<usize>,
+    /// "Please update" address for outdated IPv4 clients (default: the master's own).
+    #[arg(long, value_name = "HOST:PORT")]
+    update_addr: Option<String>,
+    /// Requests a client may burst before it is throttled (default 8).
+    #[arg(long, value_name = "N")]
+    rate_burst: Option<f64>,
+    /// Seconds for one request of allowance to come back (default 1).
+    #[arg(long, value_name = "SECONDS")]
+    rate_decay: Option<f64>,
+    /// Receive threads per UDP address (default: one per CPU core).
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+}
+
+impl MasterArgs {
+    fn resolve(&self) -> Result<config::File> {
+        let mut f = match &self.config {
+            Some(p) => config::load(p)?,
+            None => config::File::default(),
+        };
+        let m = &mut f.master;
+        if !self.listen.is_empty() {
+            m.listen = self.listen.clone();
+        }
+        if !self.http.is_empty() {
+            f.http.listen = self.http.clone();
+        }
+        if let Some(v) = &self.state {
+            m.state_file = v.clone();
+        }
+        if let Some(v) = self.server_ttl {
+            m.server_ttl = v;
+        }
+        if let Some(v) = self.max_servers_per_source {
+            m.max_servers_per_source = v;
+        }
+        if let Some(v) = self.max_servers {
+            m.max_servers = v;
+        }
+        if let Some(v) = self.page_size {
+            m.page_size = v;
+        }
+        if let Some(v) = &self.update_addr {
+            m.update_addr = v.clone();
+        }
+        if let Some(v) = self.rate_burst {
+            m.rate_burst = v;
+        }
+        if let Some(v) = self.rate_decay {
+            m.rate_decay = v;
+        }
+        if let Some(v) = self.workers {
+            m.workers = v;
+        }
+        Ok(f)
+    }
 }
 
 impl RelayArgs {
@@ -181,6 +274,10 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Up { config } => run_up(config).await,
             Command::Relay(args) => run_relay(args).await,
+            Command::Master(args) => run_master(args).await,
+            Command::MasterAdmin(args) => {
+                tokio::task::spawn_blocking(move || admin_client::run(args)).await?
+            }
             Command::Load(cmd) => load::run(cmd).await,
         }
     });
@@ -226,59 +323,168 @@ impl Signals {
     }
 }
 
-async fn serve_relay(
-    section: config::RelaySection,
-    reload: impl Fn() -> Result<config::RelaySection>,
-) -> Result<ExitCode> {
+/// Which parts a command runs.
+#[derive(Clone, Copy)]
+struct Parts {
+    relay: bool,
+    master: bool,
+    http: bool,
+}
+
+/// Every part running in this process.
+struct Backbone {
+    relay: Option<relay_server::RelayServer>,
+    master: Option<master_server::MasterServer>,
+    http: Option<http::HttpServer>,
+}
+
+impl Backbone {
+    async fn start(f: &config::File, parts: Parts) -> Result<Backbone> {
+        // Check every section before binding anything.
+        let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
+        let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;
+        let relay = match relay_cfg {
+            Some(cfg) => Some(
+                relay_server::RelayServer::start(
+                    cfg,
+                    &f.relay.listen_addrs()?,
+                    &f.relay.telnet_addrs()?,
+                    f.relay.workers(),
+                )
+                .await?,
+            ),
+            None => None,
+        };
+        let master = match master_cfg {
+            Some(cfg) => {
+                let state =
+                    (!f.master.state_file.is_empty()).then(|| PathBuf::from(&f.master.state_file));
+                Some(master_server::MasterServer::start(
+                    cfg,
+                    &f.master.listen_addrs()?,
+                    f.master.workers(),
+                    state,
+                    std::time::Duration::from_secs_f64(f.master.save_interval),
+                )?)
+            }
+            None => None,
+        };
+        let http_addrs = f.http.listen_addrs()?;
+        let http = if parts.http && !http_addrs.is_empty() {
+            let sources = http::Sources {
+                master: master.as_ref().map(|m| m.engine().clone()),
+                relay: relay.as_ref().map(|r| r.engine().clone()),
+            };
+            Some(http::HttpServer::start(&http_addrs, sources).await?)
+        } else {
+            None
+        };
+        tracing::info!(
+            relay_udp = ?relay.as_ref().map(|r| r.udp_addrs().to_vec()),
+            relay_telnet = ?relay.as_ref().map(|r| r.telnet.clone()),
+            master_udp = ?master.as_ref().map(|m| m.udp_addrs().to_vec()),
+            http = ?http.as_ref().map(|h| h.addrs.clone()),
+            "parts started"
+        );
+        Ok(Backbone {
+            relay,
+            master,
+            http,
+        })
+    }
+
+    fn reload(&self, f: &config::File) -> Result<()> {
+        let relay_cfg = self
+            .relay
+            .as_ref()
+            .map(|_| f.relay.engine_config())
+            .transpose()?;
+        let master_cfg = self
+            .master
+            .as_ref()
+            .map(|_| f.master.engine_config())
+            .transpose()?;
+        if let (Some(r), Some(c)) = (&self.relay, relay_cfg) {
+            r.reconfigure(c);
+        }
+        if let (Some(m), Some(c)) = (&self.master, master_cfg) {
+            m.reconfigure(c);
+        }
+        Ok(())
+    }
+
+    fn shutdown(self) -> Result<()> {
+        if let Some(h) = self.http {
+            h.shutdown();
+        }
+        if let Some(r) = self.relay {
+            r.shutdown();
+        }
+        if let Some(m) = self.master {
+            m.shutdown()?;
+        }
+        Ok(())
+    }
+}
+
+/// Starts `parts` from the configuration `read` returns, serves until SIGTERM or
+/// Ctrl-C, and re-reads the configuration on SIGHUP, keeping all state.
+async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<ExitCode> {
     let mut signals = Signals::install()?;
-    let engine_cfg = section.engine_config()?;
-    let server = relay_server::RelayServer::start(
-        engine_cfg,
-        &section.listen_addrs()?,
-        &section.telnet_addrs()?,
-        section.workers(),
-    )
-    .await?;
-    tracing::info!(
-        name = %section.name,
-        udp = ?server.udp,
-        telnet = ?server.telnet,
-        workers = section.workers(),
-        "relay serving"
-    );
+    let file = read()?;
+    let backbone = Backbone::start(&file, parts).await?;
+    tracing::info!("serving; SIGHUP reloads the configuration, SIGTERM stops");
     loop {
         match signals.next().await {
             Signal::Stop => break,
-            Signal::Reload => {
-                match reload().and_then(|s| s.engine_config()) {
-                    Ok(cfg) => {
-                        server.reconfigure(cfg);
-                        tracing::info!("configuration reloaded; pilots kept (listen addresses apply at restart)");
-                    }
-                    Err(e) => {
-                        tracing::error!("reload failed, keeping the running configuration: {e:#}")
-                    }
+            Signal::Reload => match read().and_then(|f| backbone.reload(&f)) {
+                Ok(()) => tracing::info!(
+                    "configuration reloaded; state kept (listen addresses apply at restart)"
+                ),
+                Err(e) => {
+                    tracing::error!("reload failed, keeping the running configuration: {e:#}")
                 }
-            }
+            },
         }
     }
     tracing::info!("stopping");
-    tokio::task::spawn_blocking(move || server.shutdown()).await?;
+    tokio::task::spawn_blocking(move || backbone.shutdown()).await??;
     Ok(ExitCode::SUCCESS)
 }
 
 async fn run_relay(args: RelayArgs) -> Result<ExitCode> {
-    let section = args.resolve()?;
-    serve_relay(section, move || args.resolve()).await
+    let parts = Parts {
+        relay: true,
+        master: false,
+        http: false,
+    };
+    serve(parts, move || {
+        Ok(config::File {
+            relay: args.resolve()?,
+            ..config::File::default()
+        })
+    })
+    .await
+}
+
+async fn run_master(args: MasterArgs) -> Result<ExitCode> {
+    let parts = Parts {
+        relay: false,
+        master: true,
+        http: true,
+    };
+    serve(parts, move || args.resolve()).await
 }
 
 async fn run_up(path: Option<PathBuf>) -> Result<ExitCode> {
-    let read = move || -> Result<config::File> {
-        match &path {
-            Some(p) => config::load(p),
-            None => config::parse(config::EMBEDDED_DEFAULT, "embedded default"),
-        }
+    let parts = Parts {
+        relay: true,
+        master: true,
+        http: true,
     };
-    let file = read()?;
-    serve_relay(file.relay, move || read().map(|f| f.relay)).await
+    serve(parts, move || match &path {
+        Some(p) => config::load(p),
+        None => config::parse(config::EMBEDDED_DEFAULT, "embedded default"),
+    })
+    .await
 }

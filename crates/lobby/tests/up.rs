@@ -14,7 +14,11 @@ fn up_starts_every_part_and_says_where_it_listens() {
         .replace(":5000", ":0")
         .replace(":5001", ":0");
     std::fs::write(&f, text).unwrap();
-    let up = Lobby::start(&["up", "--config", f.to_str().unwrap()], 3);
+    let up = Lobby::start(&["up", "--config", f.to_str().unwrap()], 6);
+    assert_eq!(up.addrs("master", "udp").len(), 2);
+    assert!(up.addrs("master", "udp").iter().any(|a| a.is_ipv6()));
+    let http = up.addr("http", "tcp");
+    assert!(http_get(http, "/stats").1.contains("\"master\""));
     let udp = up.addrs("relay", "udp");
     assert!(
         udp.iter().all(|a| a.ip().is_loopback() && a.port() != 0),

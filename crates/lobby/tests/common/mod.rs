@@ -238,3 +238,27 @@ pub fn callsign_of(d: &[u8]) -> String {
     }
     Callsign::from_wire(d[24..32].try_into().unwrap()).to_string()
 }
+
+/// A minimal HTTP/1.1 GET; returns (status code, body).
+pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+    use std::io::Write;
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("http connect");
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).expect("http read");
+    let status = raw
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = raw
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    (status, body)
+}
