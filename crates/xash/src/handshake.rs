@@ -95,7 +95,9 @@ pub fn tokenize(line: &[u8]) -> Vec<Vec<u8>> {
 fn needs_quotes(arg: &[u8]) -> bool {
     arg.is_empty()
         || arg.starts_with(b"//")
-        || arg.iter().any(|&b| b <= b' ' || b == b'"' || is_single_char(b))
+        || arg
+            .iter()
+            .any(|&b| b <= b' ' || b == b'"' || is_single_char(b))
 }
 
 /// Appends `arg` in double quotes, writing `"` as `\"`. (A value ending in `\`
@@ -135,20 +137,18 @@ struct Line<'a> {
 /// Strips `FF×4` and cuts the first line as `MSG_ReadStringLine` does.
 fn read_line(packet: &[u8]) -> Result<Line<'_>, Error> {
     let body = packet.strip_prefix(&OOB[..]).ok_or(Error::WrongHeader)?;
-    Ok(
-        match body.iter().position(|&b| b == b'\n' || b == 0) {
-            Some(i) => Line {
-                text: &body[..i],
-                terminator: Some(body[i]),
-                rest: &body[i + 1..],
-            },
-            None => Line {
-                text: body,
-                terminator: None,
-                rest: &[],
-            },
+    Ok(match body.iter().position(|&b| b == b'\n' || b == 0) {
+        Some(i) => Line {
+            text: &body[..i],
+            terminator: Some(body[i]),
+            rest: &body[i + 1..],
         },
-    )
+        None => Line {
+            text: body,
+            terminator: None,
+            rest: &[],
+        },
+    })
 }
 
 /// Reads a one-line message whose command word is `command`; returns its arguments
@@ -281,8 +281,7 @@ impl ChallengeResponse {
         if word == Some(b"challenge") {
             let (tokens, _) = command(packet, b"challenge")?;
             arg_count(&tokens, 1, 2)?;
-            let challenge =
-                parse_i32(&tokens[1]).ok_or(Error::InvalidField("challenge value"))?;
+            let challenge = parse_i32(&tokens[1]).ok_or(Error::InvalidField("challenge value"))?;
             let bandwidth_test = match tokens.get(2) {
                 None => None,
                 Some(f) => Some(parse_flag(f).ok_or(Error::InvalidField("bandwidth test flag"))?),
@@ -423,7 +422,11 @@ const CRC32_TABLE: [u32; 256] = {
         let mut c = i as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+            c = if c & 1 != 0 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         table[i] = c;

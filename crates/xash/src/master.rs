@@ -306,7 +306,7 @@ impl Shutdown {
     }
 }
 
-/// `A2M_SCAN_REQUEST`: raw `1` + region + last address text + NUL + filter + [NUL].
+/// `A2M_SCAN_REQUEST`: raw `1` + region + last address text + NUL + filter + optional NUL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScanRequest {
     /// Region byte (0xFF from every engine).
