@@ -6,6 +6,7 @@ mod fgms_conf;
 mod http;
 mod load;
 mod master_server;
+mod query;
 mod relay_server;
 mod udp_batch;
 mod udp_service;
@@ -42,6 +43,9 @@ enum Command {
     Master(MasterArgs),
     /// Send an authenticated admin command (ban, unban, list) to a master.
     MasterAdmin(admin_client::AdminArgs),
+    /// Query game servers and masters (info, players, rules, ping, connect, master scans).
+    #[command(subcommand)]
+    Query(query::QueryCommand),
     /// Generate load against a server and measure it.
     #[command(subcommand)]
     Load(load::LoadCommand),
@@ -279,6 +283,7 @@ fn main() -> ExitCode {
                 tokio::task::spawn_blocking(move || admin_client::run(args)).await?
             }
             Command::Load(cmd) => load::run(cmd).await,
+            Command::Query(cmd) => query::run(cmd).await,
         }
     });
     match result {
