@@ -1,0 +1,14 @@
+//! The directory: which FlightGear relays and scenery servers exist and whether they
+//! are alive, and the pure record logic every publisher and client shares.
+//!
+//! - [`mpserver`]: the `flightgear-mpserver=` TXT attribute (base64 of a JSON object of
+//!   strings), encoded within the 255-byte limit and decoded with SimGear's tolerance.
+//! - [`terrasync`]: NAPTR regexp validation and SimGear's server selection
+//!   (flag `U`, service, lowest order, lowest preference, uniform pick).
+//! - [`health`]: the up/down state machine of a probed relay.
+//! - [`mpservers_xml`]: the launcher's `mpservers.xml`.
+
+pub mod health;
+pub mod mpserver;
+pub mod mpservers_xml;
+pub mod terrasync;
