@@ -7,8 +7,10 @@
 //!   (flag `U`, service, lowest order, lowest preference, uniform pick).
 //! - [`health`]: the up/down state machine of a probed relay.
 //! - [`mpservers_xml`]: the launcher's `mpservers.xml`.
+//! - [`zone`]: the DNS records (SOA, NS, SRV, TXT, A/AAAA, NAPTR) for a zone.
 
 pub mod health;
 pub mod mpserver;
 pub mod mpservers_xml;
 pub mod terrasync;
+pub mod zone;

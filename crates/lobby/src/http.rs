@@ -20,6 +20,8 @@ pub struct Sources {
     pub master: Option<Arc<Mutex<master::Engine>>>,
     /// The relay, when this process runs one.
     pub relay: Option<Arc<Mutex<relay::Engine>>>,
+    /// The directory, when this process runs one.
+    pub directory: Option<Arc<Mutex<crate::dns_server::Directory>>>,
 }
 
 /// The server list in the engine's static HTTP format: one `ip <addr>` line per
@@ -73,8 +75,16 @@ async fn stats(State(src): State<Sources>) -> Response {
         .into_response()
 }
 
+async fn mpservers(State(src): State<Sources>) -> Response {
+    let Some(d) = &src.directory else {
+        return (StatusCode::NOT_FOUND, "no directory runs in this process\n").into_response();
+    };
+    let body = lock(d).mpservers_xml();
+    ([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], body).into_response()
+}
+
 async fn index() -> &'static str {
-    "lobby\n/v1/servers/<gamedir>  Xash3D server list (one `ip ADDR` line per server)\n/stats                 counters as JSON\n"
+    "lobby\n/v1/servers/<gamedir>  Xash3D server list (one `ip ADDR` line per server)\n/stats                 counters as JSON\n/mpservers.xml          FlightGear relays for the launcher\n"
 }
 
 /// A running HTTP listener.
@@ -91,6 +101,8 @@ impl HttpServer {
             .route("/", get(index))
             .route("/v1/servers/{gamedir}", get(servers))
             .route("/stats", get(stats))
+            .route("/mpservers.xml", get(mpservers))
+            .route("/mpstatus/mpservers.xml", get(mpservers))
             .with_state(sources);
         let mut tasks = Vec::new();
         let mut addrs = Vec::new();

@@ -2,6 +2,8 @@
 
 mod admin_client;
 mod config;
+mod fg_cmd;
+mod dns_server;
 mod fgms_conf;
 mod http;
 mod load;
@@ -41,6 +43,8 @@ enum Command {
     Relay(RelayArgs),
     /// Run the Xash3D master server (UDP, IPv4 and IPv6, plus the HTTP server list).
     Master(MasterArgs),
+    /// Run the directory: probe relays, serve the zone (SRV/TXT/NAPTR) or push it (RFC 2136).
+    Dns(DnsArgs),
     /// Send an authenticated admin command (ban, unban, list) to a master.
     MasterAdmin(admin_client::AdminArgs),
     /// Query game servers and masters (info, players, rules, ping, connect, master scans).
@@ -49,6 +53,9 @@ enum Command {
     /// Generate load against a server and measure it.
     #[command(subcommand)]
     Load(load::LoadCommand),
+    /// FlightGear discovery: relays (SRV/TXT) and TerraSync servers (NAPTR), as FlightGear resolves them.
+    #[command(subcommand)]
+    Fg(fg_cmd::FgCommand),
 }
 
 /// Flags of `lobby relay`; each overrides the configuration files.
@@ -140,6 +147,87 @@ struct MasterArgs {
     /// Receive threads per UDP address (default: one per CPU core).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
+}
+
+/// Flags of `lobby dns`; each overrides the configuration file.
+#[derive(Args, Debug, Default, Clone)]
+struct DnsArgs {
+    /// TOML configuration file (its `[dns]`, `[directory]` and `[http]` tables).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// UDP+TCP address to serve the zone on; repeatable; "off" serves nothing (push only).
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Vec<String>,
+    /// The zone, e.g. fg.example.org.
+    #[arg(long, value_name = "NAME")]
+    zone: Option<String>,
+    /// Push mode: send RFC 2136 updates to this primary server (IP[:PORT]).
+    #[arg(long, value_name = "SERVER")]
+    push: Option<String>,
+    /// TSIG key name for push mode.
+    #[arg(long, value_name = "NAME")]
+    tsig_key_name: Option<String>,
+    /// TSIG algorithm (hmac-sha256, hmac-sha384, hmac-sha512).
+    #[arg(long, value_name = "ALG")]
+    tsig_algorithm: Option<String>,
+    /// File holding the base64 TSIG secret (kept off the command line).
+    #[arg(long, value_name = "FILE")]
+    tsig_secret_file: Option<PathBuf>,
+    /// TCP address for HTTP (`/mpservers.xml`); repeatable.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Vec<String>,
+    /// Seconds between relay health probes.
+    #[arg(long, value_name = "SECONDS")]
+    probe_interval: Option<f64>,
+    /// Failed probes in a row before a relay's SRV port becomes 0.
+    #[arg(long, value_name = "N")]
+    fall: Option<u32>,
+    /// Good probes in a row before it comes back.
+    #[arg(long, value_name = "N")]
+    rise: Option<u32>,
+}
+
+impl DnsArgs {
+    fn resolve(&self) -> Result<config::File> {
+        let mut f = match &self.config {
+            Some(p) => config::load(p)?,
+            None => config::File::default(),
+        };
+        if !self.listen.is_empty() {
+            f.dns.listen = self.listen.iter().filter(|l| *l != "off").cloned().collect();
+        }
+        if let Some(z) = &self.zone {
+            f.dns.zone = z.clone();
+        }
+        if let Some(p) = &self.push {
+            f.dns.push = p.clone();
+        }
+        if let Some(v) = &self.tsig_key_name {
+            f.dns.tsig_key_name = v.clone();
+        }
+        if let Some(v) = &self.tsig_algorithm {
+            f.dns.tsig_algorithm = v.clone();
+        }
+        if let Some(p) = &self.tsig_secret_file {
+            f.dns.tsig_secret = std::fs::read_to_string(p)
+                .with_context(|| format!("cannot read TSIG secret file {}", p.display()))?
+                .trim()
+                .to_string();
+        }
+        if !self.http.is_empty() {
+            f.http.listen = self.http.clone();
+        }
+        if let Some(v) = self.probe_interval {
+            f.directory.probe_interval = v;
+        }
+        if let Some(v) = self.fall {
+            f.directory.fall = v;
+        }
+        if let Some(v) = self.rise {
+            f.directory.rise = v;
+        }
+        Ok(f)
+    }
 }
 
 impl MasterArgs {
@@ -279,11 +367,13 @@ fn main() -> ExitCode {
             Command::Up { config } => run_up(config).await,
             Command::Relay(args) => run_relay(args).await,
             Command::Master(args) => run_master(args).await,
+            Command::Dns(args) => run_dns(args).await,
             Command::MasterAdmin(args) => {
                 tokio::task::spawn_blocking(move || admin_client::run(args)).await?
             }
             Command::Load(cmd) => load::run(cmd).await,
             Command::Query(cmd) => query::run(cmd).await,
+            Command::Fg(cmd) => fg_cmd::run(cmd).await,
         }
     });
     match result {
@@ -333,6 +423,7 @@ impl Signals {
 struct Parts {
     relay: bool,
     master: bool,
+    dns: bool,
     http: bool,
 }
 
@@ -340,6 +431,7 @@ struct Parts {
 struct Backbone {
     relay: Option<relay_server::RelayServer>,
     master: Option<master_server::MasterServer>,
+    dns: Option<dns_server::DnsServer>,
     http: Option<http::HttpServer>,
 }
 
@@ -374,11 +466,24 @@ impl Backbone {
             }
             None => None,
         };
+        let dns = if parts.dns {
+            let local = relay.as_ref().and_then(|r| {
+                r.udp_addrs().iter().find(|a| a.is_ipv4()).or(r.udp_addrs().first()).map(|a| {
+                    // A wildcard bind is probed and published on loopback.
+                    let ip = if a.ip().is_unspecified() { std::net::IpAddr::from([127, 0, 0, 1]) } else { a.ip() };
+                    (std::net::SocketAddr::new(ip, a.port()), f.relay.name.clone())
+                })
+            });
+            Some(dns_server::DnsServer::start(&f.dns, &f.directory, local).await?)
+        } else {
+            None
+        };
         let http_addrs = f.http.listen_addrs()?;
         let http = if parts.http && !http_addrs.is_empty() {
             let sources = http::Sources {
                 master: master.as_ref().map(|m| m.engine().clone()),
                 relay: relay.as_ref().map(|r| r.engine().clone()),
+                directory: dns.as_ref().map(|d| d.directory.clone()),
             };
             Some(http::HttpServer::start(&http_addrs, sources).await?)
         } else {
@@ -394,6 +499,7 @@ impl Backbone {
         Ok(Backbone {
             relay,
             master,
+            dns,
             http,
         })
     }
@@ -418,16 +524,24 @@ impl Backbone {
         Ok(())
     }
 
-    fn shutdown(self) -> Result<()> {
+    async fn shutdown(self) -> Result<()> {
         if let Some(h) = self.http {
             h.shutdown();
         }
-        if let Some(r) = self.relay {
-            r.shutdown();
+        if let Some(d) = self.dns {
+            d.shutdown().await;
         }
-        if let Some(m) = self.master {
-            m.shutdown()?;
-        }
+        let (relay, master) = (self.relay, self.master);
+        tokio::task::spawn_blocking(move || -> Result<()> {
+            if let Some(r) = relay {
+                r.shutdown();
+            }
+            if let Some(m) = master {
+                m.shutdown()?;
+            }
+            Ok(())
+        })
+        .await??;
         Ok(())
     }
 }
@@ -453,7 +567,7 @@ async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<
         }
     }
     tracing::info!("stopping");
-    tokio::task::spawn_blocking(move || backbone.shutdown()).await??;
+    backbone.shutdown().await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -461,6 +575,7 @@ async fn run_relay(args: RelayArgs) -> Result<ExitCode> {
     let parts = Parts {
         relay: true,
         master: false,
+        dns: false,
         http: false,
     };
     serve(parts, move || {
@@ -476,8 +591,14 @@ async fn run_master(args: MasterArgs) -> Result<ExitCode> {
     let parts = Parts {
         relay: false,
         master: true,
+        dns: false,
         http: true,
     };
+    serve(parts, move || args.resolve()).await
+}
+
+async fn run_dns(args: DnsArgs) -> Result<ExitCode> {
+    let parts = Parts { relay: false, master: false, dns: true, http: true };
     serve(parts, move || args.resolve()).await
 }
 
@@ -485,6 +606,7 @@ async fn run_up(path: Option<PathBuf>) -> Result<ExitCode> {
     let parts = Parts {
         relay: true,
         master: true,
+        dns: true,
         http: true,
     };
     serve(parts, move || match &path {
