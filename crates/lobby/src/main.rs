@@ -10,6 +10,7 @@ mod load;
 mod master_server;
 mod query;
 mod relay_server;
+mod sim_cmd;
 mod udp_batch;
 mod udp_service;
 
@@ -45,6 +46,8 @@ enum Command {
     Master(MasterArgs),
     /// Run the directory: probe relays, serve the zone (SRV/TXT/NAPTR) or push it (RFC 2136).
     Dns(DnsArgs),
+    /// Run simulated Xash3D servers registered with masters (for tests, demos and load).
+    Sim(sim_cmd::SimArgs),
     /// Send an authenticated admin command (ban, unban, list) to a master.
     MasterAdmin(admin_client::AdminArgs),
     /// Query game servers and masters (info, players, rules, ping, connect, master scans).
@@ -368,6 +371,7 @@ fn main() -> ExitCode {
             Command::Relay(args) => run_relay(args).await,
             Command::Master(args) => run_master(args).await,
             Command::Dns(args) => run_dns(args).await,
+            Command::Sim(args) => sim_cmd::run(args).await,
             Command::MasterAdmin(args) => {
                 tokio::task::spawn_blocking(move || admin_client::run(args)).await?
             }
@@ -425,6 +429,7 @@ struct Parts {
     master: bool,
     dns: bool,
     http: bool,
+    sim: bool,
 }
 
 /// Every part running in this process.
@@ -433,6 +438,7 @@ struct Backbone {
     master: Option<master_server::MasterServer>,
     dns: Option<dns_server::DnsServer>,
     http: Option<http::HttpServer>,
+    sim: Option<sim_cmd::Fleet>,
 }
 
 impl Backbone {
@@ -489,6 +495,22 @@ impl Backbone {
         } else {
             None
         };
+        let sim = match (&master, parts.sim && f.sim.count > 0) {
+            (Some(m), true) => {
+                let masters: Vec<std::net::SocketAddr> = m.udp_addrs().iter().filter(|a| a.is_ipv4()).copied().collect();
+                let spec = sim_cmd::FleetSpec {
+                    count: f.sim.count,
+                    seed: f.sim.seed,
+                    masters,
+                    listen_ip: f.sim.listen_ip.parse().with_context(|| format!("sim.listen_ip {:?} is not an IP", f.sim.listen_ip))?,
+                    gamedir: f.sim.gamedir.clone(),
+                    nat_allow_private: true,
+                    ..sim_cmd::FleetSpec::default()
+                };
+                Some(sim_cmd::Fleet::start(spec).await?)
+            }
+            _ => None,
+        };
         tracing::info!(
             relay_udp = ?relay.as_ref().map(|r| r.udp_addrs().to_vec()),
             relay_telnet = ?relay.as_ref().map(|r| r.telnet.clone()),
@@ -501,6 +523,7 @@ impl Backbone {
             master,
             dns,
             http,
+            sim,
         })
     }
 
@@ -525,6 +548,9 @@ impl Backbone {
     }
 
     async fn shutdown(self) -> Result<()> {
+        if let Some(s) = self.sim {
+            s.shutdown().await;
+        }
         if let Some(h) = self.http {
             h.shutdown();
         }
@@ -577,6 +603,7 @@ async fn run_relay(args: RelayArgs) -> Result<ExitCode> {
         master: false,
         dns: false,
         http: false,
+        sim: false,
     };
     serve(parts, move || {
         Ok(config::File {
@@ -593,12 +620,19 @@ async fn run_master(args: MasterArgs) -> Result<ExitCode> {
         master: true,
         dns: false,
         http: true,
+        sim: false,
     };
     serve(parts, move || args.resolve()).await
 }
 
 async fn run_dns(args: DnsArgs) -> Result<ExitCode> {
-    let parts = Parts { relay: false, master: false, dns: true, http: true };
+    let parts = Parts {
+        relay: false,
+        master: false,
+        dns: true,
+        http: true,
+        sim: false,
+    };
     serve(parts, move || args.resolve()).await
 }
 
@@ -608,6 +642,7 @@ async fn run_up(path: Option<PathBuf>) -> Result<ExitCode> {
         master: true,
         dns: true,
         http: true,
+        sim: true,
     };
     serve(parts, move || match &path {
         Some(p) => config::load(p),

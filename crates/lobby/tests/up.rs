@@ -14,7 +14,10 @@ fn up_starts_every_part_and_says_where_it_listens() {
         .replace(":5000", ":0")
         .replace(":5001", ":0");
     std::fs::write(&f, text).unwrap();
-    let up = Lobby::start(&["up", "--config", f.to_str().unwrap()], 6);
+    // relay udp ×2 + telnet, master udp ×2, dns udp + tcp, 3 simulated servers, http.
+    let up = Lobby::start(&["up", "--config", f.to_str().unwrap()], 11);
+    assert_eq!(up.addrs("sim", "udp").len(), 3);
+    let dns = up.addr("dns", "udp");
     assert_eq!(up.addrs("master", "udp").len(), 2);
     assert!(up.addrs("master", "udp").iter().any(|a| a.is_ipv6()));
     let http = up.addr("http", "tcp");
@@ -29,6 +32,26 @@ fn up_starts_every_part_and_says_where_it_listens() {
     send_until_seen(&b, &pos("BRAVO", BIKF, 100), udp[0], &a, "BRAVO");
     let t = telnet(up.addr("relay", "telnet"));
     assert!(t.contains("# 2 pilot(s) online"), "{t}");
+    // The simulated fleet registers with the local master; the HTTP list shows it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (_, list) = http_get(http, "/v1/servers/valve");
+        if list.lines().count() == 3 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "sim servers never listed: {list:?}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The directory publishes the local relay: SRV with its real port, and mpservers.xml.
+    let out = std::process::Command::new("dig")
+        .args([format!("@{}", dns.ip()), "-p".into(), dns.port().to_string(), "+short".into(), "_fgms._udp.fg.lobby.test".into(), "SRV".into()])
+        .output()
+        .expect("dig (run scripts/ci-deps-dns)");
+    let srv = String::from_utf8_lossy(&out.stdout);
+    let relay_port = up.addrs("relay", "udp").iter().find(|a| a.is_ipv4()).unwrap().port();
+    assert_eq!(srv.trim(), format!("10 20 {relay_port} relay.fg.lobby.test."));
+    let (_, xml) = http_get(http, "/mpservers.xml");
+    assert!(xml.contains(&format!("<port type=\"int\">{relay_port}</port>")), "{xml}");
     assert!(up.stop().success());
 }
 

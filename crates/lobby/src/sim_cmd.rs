@@ -1,0 +1,275 @@
+//! `lobby sim`: a fleet of simulated Xash3D FWGS servers in one process, each on its
+//! own UDP port, registered with the given masters. The protocol lives in the pure
+//! [`sim::Server`] state machine; this is the thin socket loop around it.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+pub use sim::FleetSpec;
+use sim::{Server, Transmit};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::process::ExitCode;
+use std::time::Instant;
+use tokio::net::UdpSocket;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+/// The port masters listen on when an address gives none.
+const DEFAULT_MASTER_PORT: u16 = 27010;
+
+/// Flags of `lobby sim`.
+#[derive(Args, Debug, Clone)]
+pub struct SimArgs {
+    /// Master to register with (HOST[:PORT], default port 27010); repeat for several.
+    #[arg(long = "master", value_name = "HOST[:PORT]")]
+    pub masters: Vec<String>,
+    /// Number of simulated servers.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub count: u16,
+    /// UDP port of the first server; server i listens on P+i. 0 = an ephemeral port each.
+    #[arg(long, value_name = "P", default_value_t = 0)]
+    pub base_port: u16,
+    /// IP address the servers listen on (and send heartbeats from).
+    #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::UNSPECIFIED))]
+    pub listen_ip: IpAddr,
+    /// Game directory every server reports (valve, cstrike, ...).
+    #[arg(long, value_name = "G", default_value = "valve")]
+    pub gamedir: String,
+    /// Behind NAT (sv_nat 1): heartbeats every 60 s, `nat 1`, masters' connect requests answered.
+    #[arg(long)]
+    pub nat: bool,
+    /// Answer NAT connect requests for private and loopback clients too (the engine ignores them).
+    #[arg(long)]
+    pub nat_allow_private: bool,
+    /// Human players on each server (default: a varied number from the seed).
+    #[arg(long, value_name = "K")]
+    pub players: Option<u8>,
+    /// Bots on each server.
+    #[arg(long, value_name = "B", default_value_t = 0)]
+    pub bots: u8,
+    /// Player slots per server, 1 to 32 (default: varied from the seed).
+    #[arg(long, value_name = "M")]
+    pub max_players: Option<u8>,
+    /// Seed for names, maps, players and rules: the same seed gives the same fleet.
+    #[arg(long, value_name = "S", default_value_t = 1)]
+    pub seed: u64,
+    /// Server name (default: generated); with several servers " #N" is appended.
+    #[arg(long, value_name = "NAME")]
+    pub hostname: Option<String>,
+    /// Map every server runs (default: varied from the seed).
+    #[arg(long, value_name = "MAP")]
+    pub map: Option<String>,
+    /// Password every server requires to join.
+    #[arg(long, value_name = "PASSWORD")]
+    pub password: Option<String>,
+    /// Add enough rules that A2S_RULES replies need GoldSrc split packets.
+    #[arg(long)]
+    pub big_rules: bool,
+    /// Answer the old GoldSrc text queries (details, players, rules), which the engine ignores.
+    #[arg(long)]
+    pub legacy_queries: bool,
+    /// Do not offer the connect bandwidth test (answer `challenge N 0`).
+    #[arg(long)]
+    pub no_bandwidth_test: bool,
+}
+
+/// Resolves `HOST[:PORT]` (IPv6 as `[addr]:port`) to the addresses of `family`.
+async fn resolve_master(text: &str, v4: bool) -> Result<SocketAddr> {
+    let all: Vec<SocketAddr> = if let Ok(a) = text.parse::<SocketAddr>() {
+        vec![a]
+    } else if let Ok(ip) = text
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+    {
+        vec![SocketAddr::new(ip, DEFAULT_MASTER_PORT)]
+    } else {
+        let has_port = text
+            .rsplit_once(':')
+            .is_some_and(|(host, port)| !host.contains(':') && port.parse::<u16>().is_ok());
+        let query = if has_port {
+            text.to_string()
+        } else {
+            format!("{text}:{DEFAULT_MASTER_PORT}")
+        };
+        let found = tokio::net::lookup_host(query.as_str())
+            .await
+            .with_context(|| format!("cannot resolve master {text:?}"))?;
+        found.collect()
+    };
+    let family = if v4 { "IPv4" } else { "IPv6" };
+    all.iter()
+        .copied()
+        .find(|a| a.is_ipv4() == v4)
+        .with_context(|| {
+            format!("master {text:?} has no {family} address (the servers listen on {family}); got {all:?}")
+        })
+}
+
+impl SimArgs {
+    /// The fleet these flags describe, masters resolved.
+    pub async fn spec(&self) -> Result<FleetSpec> {
+        if self.count == 0 {
+            bail!("--count must be at least 1");
+        }
+        if self.base_port != 0 && u32::from(self.base_port) + u32::from(self.count) - 1 > 65535 {
+            bail!(
+                "--base-port {} + --count {} goes past port 65535",
+                self.base_port,
+                self.count
+            );
+        }
+        let mut masters = Vec::new();
+        for m in &self.masters {
+            masters.push(resolve_master(m, self.listen_ip.is_ipv4()).await?);
+        }
+        let spec = FleetSpec {
+            count: self.count,
+            seed: self.seed,
+            masters,
+            listen_ip: self.listen_ip,
+            base_port: self.base_port,
+            gamedir: self.gamedir.clone(),
+            nat: self.nat,
+            nat_allow_private: self.nat_allow_private,
+            players: self.players,
+            bots: self.bots,
+            max_players: self.max_players,
+            hostname: self.hostname.clone(),
+            map: self.map.clone(),
+            password: self.password.clone(),
+            big_rules: self.big_rules,
+            legacy_queries: self.legacy_queries,
+            bandwidth_test: !self.no_bandwidth_test,
+        };
+        // Report a bad setting before binding anything.
+        spec.configs()?;
+        Ok(spec)
+    }
+}
+
+/// Runs `lobby sim` until SIGTERM or Ctrl-C, then says goodbye to the masters.
+pub async fn run(args: SimArgs) -> Result<ExitCode> {
+    use tokio::signal::unix::{signal, SignalKind};
+    // Registered before the `listening` lines, so a signal right after them is not lost.
+    let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    let spec = args.spec().await?;
+    let fleet = Fleet::start(spec).await?;
+    tracing::info!(servers = fleet.addrs().len(), "simulating; SIGTERM stops");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    tracing::info!("stopping");
+    fleet.shutdown().await;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A running fleet of simulated servers.
+pub struct Fleet {
+    addrs: Vec<SocketAddr>,
+    stop: watch::Sender<bool>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl Fleet {
+    /// Binds every server's socket, prints one `listening sim udp ADDR` line per
+    /// server, and starts serving (the first heartbeats go out at once).
+    pub async fn start(spec: FleetSpec) -> Result<Fleet> {
+        let mut configs = spec.configs()?;
+        let v4 = spec.listen_ip.is_ipv4();
+        for c in &mut configs {
+            c.masters.retain(|m| {
+                let same = m.is_ipv4() == v4;
+                if !same {
+                    tracing::warn!(master = %m, listen = %spec.listen_ip, "master of the other address family skipped");
+                }
+                same
+            });
+        }
+        let mut sockets = Vec::with_capacity(configs.len());
+        for i in 0..spec.count {
+            let a = spec.addr(i);
+            let s = UdpSocket::bind(a)
+                .await
+                .with_context(|| format!("cannot bind UDP {a} for simulated server {}", i + 1))?;
+            sockets.push(s);
+        }
+        let (stop, stopped) = watch::channel(false);
+        let now = Instant::now();
+        let mut addrs = Vec::with_capacity(sockets.len());
+        let mut tasks = Vec::with_capacity(sockets.len());
+        for (sock, config) in sockets.into_iter().zip(configs) {
+            let addr = sock.local_addr()?;
+            tracing::info!(
+                %addr,
+                name = %config.hostname,
+                map = %config.map,
+                players = config.players.len(),
+                bots = config.bots.len(),
+                max = config.max_players,
+                "simulated server"
+            );
+            let mut server = Server::new(config, now)?;
+            server.set_local_addr(addr);
+            crate::listening("sim", "udp", addr);
+            addrs.push(addr);
+            tasks.push(tokio::spawn(serve(sock, server, stopped.clone())));
+        }
+        Ok(Fleet { addrs, stop, tasks })
+    }
+
+    /// The bound address of every server, in order.
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// Stops every server; each sends the shutdown message `b\n` to its masters first.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        for t in self.tasks {
+            if let Err(e) = t.await {
+                tracing::error!("simulated server task failed: {e}");
+            }
+        }
+    }
+}
+
+/// Sleeps until `t`, or forever without one.
+async fn sleep_until(t: Option<Instant>) {
+    match t {
+        Some(t) => tokio::time::sleep_until(tokio::time::Instant::from_std(t)).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn send_all(sock: &UdpSocket, out: &[Transmit]) {
+    for t in out {
+        if let Err(e) = sock.send_to(&t.payload, t.to).await {
+            tracing::debug!(to = %t.to, error = %e, "send failed");
+        }
+    }
+}
+
+/// One server's loop: datagrams and timers into the engine, its output onto the wire.
+async fn serve(sock: UdpSocket, mut server: Server, mut stop: watch::Receiver<bool>) {
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let wake = server.poll_timeout();
+        let out = tokio::select! {
+            r = sock.recv_from(&mut buf) => match r {
+                Ok((n, from)) => server.handle(&buf[..n], from, Instant::now()),
+                Err(e) => {
+                    // ICMP errors from earlier sends surface here; keep serving.
+                    tracing::debug!(error = %e, "receive error");
+                    continue;
+                }
+            },
+            _ = sleep_until(wake) => server.handle_timeout(Instant::now()),
+            _ = stop.changed() => break,
+        };
+        send_all(&sock, &out).await;
+    }
+    send_all(&sock, &server.shutdown()).await;
+    tracing::debug!(stats = ?server.stats(), "simulated server stopped");
+}
