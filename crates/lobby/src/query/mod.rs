@@ -157,23 +157,27 @@ pub async fn run_many(
     let mut buf4 = vec![0u8; 65536];
     let mut buf6 = vec![0u8; 65536];
     let mut last_progress = Instant::now();
-    let send = |to: SocketAddr, d: Vec<Vec<u8>>| {
-        let sock = if to.is_ipv6() { s6.as_ref() } else { Some(&s4) };
-        if let Some(sock) = sock {
-            for p in d {
+    // Sends go through `send_to().await`: a fresh tokio socket is not known to be
+    // writable yet, so `try_send_to` could drop the very first datagram.
+    async fn flush(s4: &UdpSocket, s6: Option<&UdpSocket>, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+        for (to, p) in out.drain(..) {
+            let sock = if to.is_ipv6() { s6 } else { Some(s4) };
+            if let Some(sock) = sock {
                 // A full send buffer or an unreachable target ends as a timeout.
-                let _ = sock.try_send_to(&p, to);
+                let _ = sock.send_to(&p, to).await;
             }
         }
-    };
+    }
+    let mut outgoing: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
     loop {
         let now = Instant::now();
         while active.len() < concurrency {
             let Some(t) = pending.pop_front() else { break };
             let (s, first) = Session::new(kind, now, timeout, opts.retries);
-            send(t, first);
+            outgoing.extend(first.into_iter().map(|d| (t, d)));
             active.insert(t, s);
         }
+        flush(&s4, s6.as_ref(), &mut outgoing).await;
         if active.is_empty() {
             break;
         }
@@ -219,11 +223,11 @@ pub async fn run_many(
         }
         for (a, step) in steps {
             match step {
-                Step::Send(d) => send(a, d),
+                Step::Send(d) => outgoing.extend(d.into_iter().map(|p| (a, p))),
                 Step::Wait => {}
                 Step::Done(o) => {
                     if let Outcome::Connect(ConnectResult::Accepted { .. }) = &o {
-                        send(a, vec![Session::goodbye()]);
+                        outgoing.push((a, Session::goodbye()));
                     }
                     active.remove(&a);
                     results.insert(a, o);
@@ -231,6 +235,7 @@ pub async fn run_many(
             }
         }
     }
+    flush(&s4, s6.as_ref(), &mut outgoing).await;
     if progress {
         eprint!("\r{:60}\r", "");
     }
