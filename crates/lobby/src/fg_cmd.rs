@@ -42,7 +42,9 @@ pub enum FgCommand {
     Servers(ServersArgs),
     /// Pick a TerraSync scenery server as SimGear does: NAPTR `terrasync.<domain>`, flags
     /// exactly "U", the service, the lowest order, well-formed `!^.*$!URL!` regexps, the
-    /// lowest preference, a uniform random pick.
+    /// lowest preference, a uniform random pick (SimGear 2020.3, the launcher and the
+    /// wiki; the newest SimGear weights the pick by preference, which agrees when the
+    /// lowest-order preferences are equal).
     ///
     /// Precedence, as in SimGear: `--override` (FlightGear's /sim/terrasync/http-server
     /// set to a URL) skips DNS entirely. Otherwise DNS is asked and a server picked; then,
@@ -62,8 +64,8 @@ pub struct DnsOpts {
     /// system resolver configuration (/etc/resolv.conf).
     #[arg(long, value_name = "ADDR[:PORT]", value_parser = parse_nameserver)]
     pub nameserver: Option<SocketAddr>,
-    /// Seconds to wait for each DNS answer (and, with --probe, for each pong and telnet
-    /// list). SimGear gives each DNS request 5 s.
+    /// Seconds to wait for each DNS answer (for `servers --probe`, also for each pong
+    /// and telnet list). SimGear gives each DNS request 5 s.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS", value_parser = parse_seconds)]
     pub timeout: f64,
     /// Print JSON on standard output instead of text (warnings still go to standard error).
@@ -110,7 +112,8 @@ pub struct TerrasyncArgs {
     #[arg(long, default_value = "ws20", value_name = "SERVICE", value_parser = parse_service)]
     pub service: String,
     /// Print every candidate of the lowest order and preference, shuffled, the pick first
-    /// (the launcher's fallback list) instead of the pick alone.
+    /// (the launcher's fallback list) instead of the pick alone. With --override or
+    /// SIMGEAR_TERRASYNC_SERVER_<service>, the list is that URL alone.
     #[arg(long)]
     pub all: bool,
     /// Use this URL and skip DNS, as FlightGear does when /sim/terrasync/http-server is
@@ -703,8 +706,8 @@ async fn ping(addr: SocketAddr, timeout: Duration) -> Result<Duration, String> {
         SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0))
     };
     let callsign = fgmp::Callsign::new("probe").map_err(|e| e.to_string())?;
-    let datagram = fgmp::message::to_bytes(&fgmp::Message::ping(callsign.clone()))
-        .map_err(|e| e.to_string())?;
+    let datagram =
+        fgmp::message::to_bytes(&fgmp::Message::ping(callsign)).map_err(|e| e.to_string())?;
     let sock = UdpSocket::bind(bind)
         .await
         .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
@@ -1007,11 +1010,25 @@ async fn terrasync_cmd(a: TerrasyncArgs) -> Result<ExitCode> {
     let selection = match selection {
         Ok(s) => s,
         Err(e) => {
+            // Name the malformed lowest-order entries that left nothing to choose.
+            let matching = entries
+                .iter()
+                .filter(|n| n.flags == "U" && n.service == a.service);
+            if let Some(lowest) = matching.clone().map(|n| n.order).min() {
+                for n in matching.filter(|n| n.order == lowest) {
+                    if terrasync::url_of(&n.regexp).is_none() {
+                        warn(&format!(
+                            "{query} NAPTR {} {} \"U\" {:?}: unsupported regexp {:?} (must be !^.*$!URL!)",
+                            n.order, n.preference, n.service, n.regexp
+                        ));
+                    }
+                }
+            }
             return Ok(fail(format!(
                 "NAPTR {query} via {}: {e} ({} record(s) in the answer)",
                 dns.label,
                 entries.len()
-            )))
+            )));
         }
     };
     let (url, source, dns_pick) = match env_value {

@@ -2,8 +2,8 @@
 
 mod admin_client;
 mod config;
-mod fg_cmd;
 mod dns_server;
+mod fg_cmd;
 mod fgms_conf;
 mod http;
 mod load;
@@ -197,7 +197,12 @@ impl DnsArgs {
             None => config::File::default(),
         };
         if !self.listen.is_empty() {
-            f.dns.listen = self.listen.iter().filter(|l| *l != "off").cloned().collect();
+            f.dns.listen = self
+                .listen
+                .iter()
+                .filter(|l| *l != "off")
+                .cloned()
+                .collect();
         }
         if let Some(z) = &self.zone {
             f.dns.zone = z.clone();
@@ -474,11 +479,22 @@ impl Backbone {
         };
         let dns = if parts.dns {
             let local = relay.as_ref().and_then(|r| {
-                r.udp_addrs().iter().find(|a| a.is_ipv4()).or(r.udp_addrs().first()).map(|a| {
-                    // A wildcard bind is probed and published on loopback.
-                    let ip = if a.ip().is_unspecified() { std::net::IpAddr::from([127, 0, 0, 1]) } else { a.ip() };
-                    (std::net::SocketAddr::new(ip, a.port()), f.relay.name.clone())
-                })
+                r.udp_addrs()
+                    .iter()
+                    .find(|a| a.is_ipv4())
+                    .or(r.udp_addrs().first())
+                    .map(|a| {
+                        // A wildcard bind is probed and published on loopback.
+                        let ip = if a.ip().is_unspecified() {
+                            std::net::IpAddr::from([127, 0, 0, 1])
+                        } else {
+                            a.ip()
+                        };
+                        (
+                            std::net::SocketAddr::new(ip, a.port()),
+                            f.relay.name.clone(),
+                        )
+                    })
             });
             Some(dns_server::DnsServer::start(&f.dns, &f.directory, local).await?)
         } else {
@@ -497,12 +513,19 @@ impl Backbone {
         };
         let sim = match (&master, parts.sim && f.sim.count > 0) {
             (Some(m), true) => {
-                let masters: Vec<std::net::SocketAddr> = m.udp_addrs().iter().filter(|a| a.is_ipv4()).copied().collect();
+                let masters: Vec<std::net::SocketAddr> = m
+                    .udp_addrs()
+                    .iter()
+                    .filter(|a| a.is_ipv4())
+                    .copied()
+                    .collect();
                 let spec = sim_cmd::FleetSpec {
                     count: f.sim.count,
                     seed: f.sim.seed,
                     masters,
-                    listen_ip: f.sim.listen_ip.parse().with_context(|| format!("sim.listen_ip {:?} is not an IP", f.sim.listen_ip))?,
+                    listen_ip: f.sim.listen_ip.parse().with_context(|| {
+                        format!("sim.listen_ip {:?} is not an IP", f.sim.listen_ip)
+                    })?,
                     gamedir: f.sim.gamedir.clone(),
                     nat_allow_private: true,
                     ..sim_cmd::FleetSpec::default()
