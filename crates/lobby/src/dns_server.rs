@@ -48,24 +48,25 @@ pub struct Directory {
 }
 
 impl Directory {
+    /// The relays as published now (SRV port 0 for those down).
+    fn published(&self) -> Vec<Relay> {
+        self.relays
+            .iter()
+            .map(|t| Relay {
+                up: t.health.is_up(),
+                ..t.relay.clone()
+            })
+            .collect()
+    }
+
     /// The zone's records now.
     pub fn records(&self) -> Result<Vec<Record>, String> {
-        let relays: Vec<Relay> = self.relays.iter().map(|t| {
-            let mut r = t.relay.clone();
-            r.up = t.health.is_up();
-            r
-        }).collect();
-        zone::records(&self.zone, &relays, &self.scenery)
+        zone::records(&self.zone, &self.published(), &self.scenery)
     }
 
     /// The records lobby owns (what push replaces).
     pub fn owned(&self) -> Result<Vec<Record>, String> {
-        let relays: Vec<Relay> = self.relays.iter().map(|t| {
-            let mut r = t.relay.clone();
-            r.up = t.health.is_up();
-            r
-        }).collect();
-        zone::owned_records(&self.zone, &relays, &self.scenery)
+        zone::owned_records(&self.zone, &self.published(), &self.scenery)
     }
 
     /// `mpservers.xml`.
@@ -75,7 +76,12 @@ impl Directory {
             .iter()
             .map(|t| directory::mpservers_xml::Entry {
                 name: t.relay.attributes.get("name").cloned().unwrap_or_default(),
-                location: t.relay.attributes.get("location").cloned().unwrap_or_default(),
+                location: t
+                    .relay
+                    .attributes
+                    .get("location")
+                    .cloned()
+                    .unwrap_or_default(),
                 hostname: t.relay.host.to_string().trim_end_matches('.').to_string(),
                 port: t.relay.port,
                 online: t.health.is_up(),
@@ -86,7 +92,8 @@ impl Directory {
 }
 
 fn parse_ip(s: &str) -> Result<IpAddr> {
-    s.parse().with_context(|| format!("invalid IP address {s:?}"))
+    s.parse()
+        .with_context(|| format!("invalid IP address {s:?}"))
 }
 
 /// Builds the directory model from the configuration; `local_relay` is the
@@ -103,10 +110,15 @@ pub fn build(
             n
         })
         .with_context(|| format!("dns.zone {:?} is not a valid DNS name", dns.zone))?;
-    let name = |s: &str, what: &str| zone::name_in(&origin, s).map_err(|e| anyhow::anyhow!("{what}: {e}"));
+    let name =
+        |s: &str, what: &str| zone::name_in(&origin, s).map_err(|e| anyhow::anyhow!("{what}: {e}"));
     let zone = Zone {
         ns: name(&dns.ns, "dns.ns")?,
-        ns_addresses: dns.ns_addresses.iter().map(|s| parse_ip(s)).collect::<Result<_>>()?,
+        ns_addresses: dns
+            .ns_addresses
+            .iter()
+            .map(|s| parse_ip(s))
+            .collect::<Result<_>>()?,
         hostmaster: name(&dns.hostmaster, "dns.hostmaster")?,
         origin: origin.clone(),
         ttl: dns.ttl.max(1),
@@ -115,32 +127,54 @@ pub fn build(
     let mut relays = Vec::new();
     for r in &dir.relay {
         let host = name(&r.host, "directory.relay.host")?;
-        let addresses: Vec<IpAddr> = r.addresses.iter().map(|s| parse_ip(s)).collect::<Result<_>>()?;
-        let probe = if !r.probe.is_empty() {
-            Some(r.probe.parse().with_context(|| format!("directory.relay.probe {:?} must be IP:PORT", r.probe))?)
-        } else {
-            addresses.first().map(|ip| SocketAddr::new(*ip, r.port)).or_else(|| {
-                // An external host: resolve it once for probing.
-                format!("{}:{}", host.to_string().trim_end_matches('.'), r.port)
-                    .to_socket_addrs()
-                    .ok()
-                    .and_then(|mut a| a.next())
-            })
-        };
+        let addresses: Vec<IpAddr> = r
+            .addresses
+            .iter()
+            .map(|s| parse_ip(s))
+            .collect::<Result<_>>()?;
+        let probe =
+            if !r.probe.is_empty() {
+                Some(r.probe.parse().with_context(|| {
+                    format!("directory.relay.probe {:?} must be IP:PORT", r.probe)
+                })?)
+            } else {
+                addresses
+                    .first()
+                    .map(|ip| SocketAddr::new(*ip, r.port))
+                    .or_else(|| {
+                        // An external host: resolve it once for probing.
+                        format!("{}:{}", host.to_string().trim_end_matches('.'), r.port)
+                            .to_socket_addrs()
+                            .ok()
+                            .and_then(|mut a| a.next())
+                    })
+            };
         let mut attributes = r.attributes.clone();
         attributes.insert("name".into(), r.name.clone());
         attributes.insert("location".into(), r.location.clone());
-        directory::mpserver::encode(&attributes).map_err(|e| anyhow::anyhow!("directory.relay {:?}: {e}", r.host))?;
+        directory::mpserver::encode(&attributes)
+            .map_err(|e| anyhow::anyhow!("directory.relay {:?}: {e}", r.host))?;
         relays.push(TrackedRelay {
-            relay: Relay { host, addresses, port: r.port, priority: r.priority, weight: r.weight, attributes, up: true },
+            relay: Relay {
+                host,
+                addresses,
+                port: r.port,
+                priority: r.priority,
+                weight: r.weight,
+                attributes,
+                up: true,
+            },
             probe,
             health: Health::new(dir.fall, dir.rise),
             last_rtt: None,
         });
     }
     if let Some((addr, relay_name)) = local_relay.filter(|_| dir.include_local_relay) {
-        let attributes: BTreeMap<String, String> =
-            [("name".to_string(), relay_name), ("location".to_string(), "this lobby".to_string())].into();
+        let attributes: BTreeMap<String, String> = [
+            ("name".to_string(), relay_name),
+            ("location".to_string(), "this lobby".to_string()),
+        ]
+        .into();
         relays.push(TrackedRelay {
             relay: Relay {
                 host: name("relay", "local relay")?,
@@ -160,17 +194,35 @@ pub fn build(
         .scenery
         .iter()
         .map(|s| {
-            directory::terrasync::regexp_for(&s.url).map_err(|e| anyhow::anyhow!("directory.scenery: {e}"))?;
-            Ok(Scenery { url: s.url.trim_end_matches('/').to_string(), service: s.service.clone(), order: s.order, preference: s.preference })
+            directory::terrasync::regexp_for(&s.url)
+                .map_err(|e| anyhow::anyhow!("directory.scenery: {e}"))?;
+            Ok(Scenery {
+                url: s.url.trim_end_matches('/').to_string(),
+                service: s.service.clone(),
+                order: s.order,
+                preference: s.preference,
+            })
         })
         .collect::<Result<Vec<_>>>()?;
-    let d = Directory { zone, relays, scenery };
+    let d = Directory {
+        zone,
+        relays,
+        scenery,
+    };
     d.records().map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(d)
 }
 
-fn record_map(origin: &Name, records: Vec<Record>, serial: u32) -> InMemoryZoneHandler<TokioRuntimeProvider> {
-    let mut z = InMemoryZoneHandler::<TokioRuntimeProvider>::empty(origin.clone(), ZoneType::Primary, AxfrPolicy::Deny);
+fn record_map(
+    origin: &Name,
+    records: Vec<Record>,
+    serial: u32,
+) -> InMemoryZoneHandler<TokioRuntimeProvider> {
+    let mut z = InMemoryZoneHandler::<TokioRuntimeProvider>::empty(
+        origin.clone(),
+        ZoneType::Primary,
+        AxfrPolicy::Deny,
+    );
     for r in records {
         z.upsert_mut(r, serial);
     }
@@ -179,7 +231,11 @@ fn record_map(origin: &Name, records: Vec<Record>, serial: u32) -> InMemoryZoneH
 
 /// Sends one FlightGear PING and waits for its PONG.
 pub async fn probe_relay(addr: SocketAddr, timeout: Duration) -> Option<Duration> {
-    let bind: SocketAddr = if addr.is_ipv6() { "[::]:0".parse().ok()? } else { "0.0.0.0:0".parse().ok()? };
+    let bind: SocketAddr = if addr.is_ipv6() {
+        "[::]:0".parse().ok()?
+    } else {
+        "0.0.0.0:0".parse().ok()?
+    };
     let sock = tokio::net::UdpSocket::bind(bind).await.ok()?;
     let cs = fgmp::Callsign::new("lobbyhc").ok()?;
     let ping = fgmp::message::to_bytes(&fgmp::Message::ping(cs)).ok()?;
@@ -188,8 +244,15 @@ pub async fn probe_relay(addr: SocketAddr, timeout: Duration) -> Option<Duration
     let mut buf = [0u8; 1500];
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        let (n, from) = tokio::time::timeout_at(deadline, sock.recv_from(&mut buf)).await.ok()?.ok()?;
-        if from == addr && n >= 32 && buf[8..12] == 10u32.to_be_bytes() && buf[24..32] == ping[24..32] {
+        let (n, from) = tokio::time::timeout_at(deadline, sock.recv_from(&mut buf))
+            .await
+            .ok()?
+            .ok()?;
+        if from == addr
+            && n >= 32
+            && buf[8..12] == 10u32.to_be_bytes()
+            && buf[24..32] == ping[24..32]
+        {
             return Some(start.elapsed());
         }
     }
@@ -218,12 +281,15 @@ impl Push {
                 "hmac-sha256" => TsigAlgorithm::HmacSha256,
                 "hmac-sha384" => TsigAlgorithm::HmacSha384,
                 "hmac-sha512" => TsigAlgorithm::HmacSha512,
-                other => bail!("dns.tsig_algorithm {other:?}: use hmac-sha256, hmac-sha384 or hmac-sha512"),
+                other => bail!(
+                    "dns.tsig_algorithm {other:?}: use hmac-sha256, hmac-sha384 or hmac-sha512"
+                ),
             };
             let key = base64::engine::general_purpose::STANDARD
                 .decode(dns.tsig_secret.trim())
                 .context("dns.tsig_secret must be base64")?;
-            let name = Name::from_str(&dns.tsig_key_name).context("dns.tsig_key_name is not a DNS name")?;
+            let name = Name::from_str(&dns.tsig_key_name)
+                .context("dns.tsig_key_name is not a DNS name")?;
             Some(TSigner::new(key, alg, name, 300).map_err(|e| anyhow::anyhow!("TSIG: {e}"))?)
         };
         Ok(Some(Push { server, signer }))
@@ -236,7 +302,9 @@ impl Push {
         m.metadata.op_code = OpCode::Update;
         m.metadata.recursion_desired = false;
         let mut zq = Query::new();
-        zq.set_name(origin.clone()).set_query_class(DNSClass::IN).set_query_type(RecordType::SOA);
+        zq.set_name(origin.clone())
+            .set_query_class(DNSClass::IN)
+            .set_query_type(RecordType::SOA);
         m.add_zone(zq);
         let mut sets = zone::owned_rrsets(old);
         sets.extend(zone::owned_rrsets(new));
@@ -260,7 +328,11 @@ impl Push {
         bg.abort();
         let resp = resp.map_err(|e| anyhow::anyhow!("push to {}: {e}", self.server))?;
         if resp.metadata.response_code != ResponseCode::NoError {
-            bail!("push to {} refused: {}", self.server, resp.metadata.response_code);
+            bail!(
+                "push to {} refused: {}",
+                self.server,
+                resp.metadata.response_code
+            );
         }
         Ok(())
     }
@@ -277,7 +349,11 @@ pub struct DnsServer {
 impl DnsServer {
     /// Serves the zone on `[dns] listen` (UDP and TCP), pushes it if configured,
     /// and probes the relays every `probe_interval`.
-    pub async fn start(dns: &DnsSection, dir: &DirectorySection, local_relay: Option<(SocketAddr, String)>) -> Result<DnsServer> {
+    pub async fn start(
+        dns: &DnsSection,
+        dir: &DirectorySection,
+        local_relay: Option<(SocketAddr, String)>,
+    ) -> Result<DnsServer> {
         // Serials grow across restarts: start from the clock, then count changes.
         let serial = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -290,24 +366,39 @@ impl DnsServer {
         if dns.allow_axfr {
             handler = {
                 let recs = std::mem::take(handler.records_get_mut());
-                let mut h = InMemoryZoneHandler::<TokioRuntimeProvider>::empty(origin.clone(), ZoneType::Primary, AxfrPolicy::AllowAll);
+                let mut h = InMemoryZoneHandler::<TokioRuntimeProvider>::empty(
+                    origin.clone(),
+                    ZoneType::Primary,
+                    AxfrPolicy::AllowAll,
+                );
                 *h.records_get_mut() = recs;
                 h
             };
         }
         let zone = Arc::new(handler);
-        let listen: Vec<SocketAddr> = dns.listen.iter().map(|s| crate::config::listen_addr(s)).collect::<Result<_>>()?;
+        let listen: Vec<SocketAddr> = dns
+            .listen
+            .iter()
+            .map(|s| crate::config::listen_addr(s))
+            .collect::<Result<_>>()?;
         let server = if listen.is_empty() {
             None
         } else {
             let mut catalog = Catalog::new();
-            catalog.upsert(origin.clone().into(), vec![zone.clone() as Arc<dyn ZoneHandler>]);
+            catalog.upsert(
+                origin.clone().into(),
+                vec![zone.clone() as Arc<dyn ZoneHandler>],
+            );
             let mut server = Server::new(catalog);
             for a in listen {
-                let udp = tokio::net::UdpSocket::bind(a).await.with_context(|| format!("cannot bind DNS UDP {a}"))?;
+                let udp = tokio::net::UdpSocket::bind(a)
+                    .await
+                    .with_context(|| format!("cannot bind DNS UDP {a}"))?;
                 let bound = udp.local_addr()?;
                 // TCP on the same port as UDP.
-                let tcp = tokio::net::TcpListener::bind(bound).await.with_context(|| format!("cannot bind DNS TCP {bound}"))?;
+                let tcp = tokio::net::TcpListener::bind(bound)
+                    .await
+                    .with_context(|| format!("cannot bind DNS TCP {bound}"))?;
                 listening("dns", "udp", bound);
                 listening("dns", "tcp", bound);
                 server.register_socket(udp);
@@ -320,7 +411,10 @@ impl DnsServer {
         if let Some(p) = &push {
             let (owned, o) = {
                 let d = crate::udp_service::lock(&directory);
-                (d.owned().map_err(|e| anyhow::anyhow!("{e}"))?, d.zone.origin.clone())
+                (
+                    d.owned().map_err(|e| anyhow::anyhow!("{e}"))?,
+                    d.zone.origin.clone(),
+                )
             };
             if let Err(e) = p.send(&o, &owned, &owned).await {
                 tracing::error!("{e:#}");
@@ -331,7 +425,11 @@ impl DnsServer {
         let interval = Duration::from_secs_f64(dir.probe_interval.clamp(0.1, 86_400.0));
         let timeout = Duration::from_secs_f64(dir.probe_timeout.clamp(0.05, 60.0));
         let prober = tokio::spawn(probe_loop(directory.clone(), zone, push, interval, timeout));
-        Ok(DnsServer { directory, server, prober })
+        Ok(DnsServer {
+            directory,
+            server,
+            prober,
+        })
     }
 
     /// Stops serving.
@@ -356,7 +454,11 @@ async fn probe_loop(
         tick.tick().await;
         let targets: Vec<(usize, Option<SocketAddr>)> = {
             let d = crate::udp_service::lock(&directory);
-            d.relays.iter().enumerate().map(|(i, r)| (i, r.probe)).collect()
+            d.relays
+                .iter()
+                .enumerate()
+                .map(|(i, r)| (i, r.probe))
+                .collect()
         };
         let probes = targets.into_iter().map(|(i, addr)| async move {
             let rtt = match addr {
@@ -412,4 +514,3 @@ async fn probe_loop(
         }
     }
 }
-

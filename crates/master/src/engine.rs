@@ -299,12 +299,16 @@ impl Engine {
         let (sel, cached) =
             self.table
                 .select(v6, &filter, req.region, self.config.page_size, req.last);
-        for page in &sel.pages {
+        for i in 0..sel.pages.len() {
             self.stats.inc(Counter::ListPages);
             if cached {
                 self.stats.inc(Counter::CachedPages);
             }
-            self.send(out, from, Payload::Shared(page.clone()));
+            let payload = match sel.page_for_key(i, filter.key) {
+                Ok(shared) => Payload::Shared(shared),
+                Err(patched) => Payload::Owned(patched),
+            };
+            self.send(out, from, payload);
         }
         if filter.announces_to_nat() {
             for &server in &sel.nat_servers {

@@ -96,17 +96,41 @@ pub enum Registered {
 pub struct Selection {
     /// Server-list datagrams.
     pub pages: Vec<Arc<[u8]>>,
+    /// The key the pages carry in their `0x7F` block (see [`Selection::page_for_key`]).
+    pub key: Option<u32>,
     /// NAT servers in the result.
     pub nat_servers: Vec<SocketAddr>,
 }
 
+// The scan key is not part of the cache key: clients that send a fresh random key
+// per request (engines from 2023 to 2026, xash3d-observer) still hit the cache; their
+// pages are copied with the key patched (see `Selection::page_for_key`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct CacheKey {
     v6: bool,
     gamedir: Option<Box<[u8]>>,
     nat: Option<bool>,
-    key: Option<u32>,
+    has_key: bool,
     region: u8,
+}
+
+/// Offset of the key in a page with a key block (after `FF FF FF FF f \n 7F`).
+const KEY_OFFSET: usize = 7;
+
+impl Selection {
+    /// Page `i` carrying `key`: the cached bytes when the key matches, else a copy
+    /// with the key block rewritten.
+    pub fn page_for_key(&self, i: usize, key: Option<u32>) -> Result<Arc<[u8]>, Vec<u8>> {
+        let page = &self.pages[i];
+        match (key, self.key) {
+            (Some(k), Some(cached)) if k != cached && page.len() >= KEY_OFFSET + 4 => {
+                let mut v = page.to_vec();
+                v[KEY_OFFSET..KEY_OFFSET + 4].copy_from_slice(&k.to_le_bytes());
+                Err(v)
+            }
+            _ => Ok(page.clone()),
+        }
+    }
 }
 
 /// Cached selections kept at most.
@@ -252,7 +276,7 @@ impl Table {
             v6,
             gamedir: filter.gamedir.clone().map(Vec::into_boxed_slice),
             nat: filter.nat(),
-            key: filter.key,
+            has_key: filter.key.is_some(),
             region,
         });
         if let Some(k) = &key {
@@ -275,7 +299,11 @@ impl Table {
             .into_iter()
             .map(Arc::from)
             .collect();
-        let sel = Arc::new(Selection { pages, nat_servers });
+        let sel = Arc::new(Selection {
+            pages,
+            key: filter.key,
+            nat_servers,
+        });
         if let Some(k) = key {
             if self.cache.len() >= CACHE_ENTRIES {
                 self.cache.clear();
@@ -372,6 +400,23 @@ mod tests {
         assert!(!cached);
         let (b, cached) = t.select(false, &f, 255, 1400, None);
         assert!(cached && Arc::ptr_eq(&a, &b));
+        // Another key hits the same cache entry; the page is patched, not re-encoded.
+        let other = Filter {
+            key: Some(0xdead_beef),
+            ..f.clone()
+        };
+        let (c, cached) = t.select(false, &other, 255, 1400, None);
+        assert!(cached && Arc::ptr_eq(&a, &c));
+        let Err(patched) = c.page_for_key(0, Some(0xdead_beef)) else {
+            panic!("expected a copy")
+        };
+        let d = xash::master::ServerListPage::decode(&patched, false, true).unwrap();
+        assert_eq!(d.key, Some(0xdead_beef));
+        assert_eq!(d.servers.len(), 1);
+        assert!(
+            c.page_for_key(0, Some(1)).is_ok(),
+            "same key: the shared page"
+        );
         // A refresh with identical content keeps the cache.
         t.register("10.0.0.1:1".parse().unwrap(), server("valve"), exp, 10, 100);
         assert!(t.select(false, &f, 255, 1400, None).1);
