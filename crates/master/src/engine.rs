@@ -296,6 +296,18 @@ impl Engine {
             }
             return;
         }
+        if filter.clver.is_none() && filter.key.is_none() {
+            // A tool (qstat's Steam-master types): one page per request, Valve's way.
+            let per = xash::master::records_per_page(self.config.page_size, v6, false).max(1);
+            let (page, more) = self
+                .table
+                .select_addrs(v6, &filter, req.region, req.last, per);
+            let mut b = Vec::with_capacity(self.config.page_size);
+            xash::master::encode_valve_page(&page, v6, !more, &mut b);
+            self.stats.inc(Counter::ListPages);
+            self.send(out, from, Payload::Owned(b));
+            return;
+        }
         let (sel, cached) =
             self.table
                 .select(v6, &filter, req.region, self.config.page_size, req.last);

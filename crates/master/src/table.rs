@@ -260,6 +260,25 @@ impl Table {
             .map(|(a, e)| (*a, &e.server))
     }
 
+    /// Up to `limit` servers of family `v6` passing `filter`, in address order, after
+    /// `resume`; the bool says whether more follow.
+    pub fn select_addrs(
+        &self,
+        v6: bool,
+        filter: &Filter,
+        region: u8,
+        resume: Option<SocketAddr>,
+        limit: usize,
+    ) -> (Vec<SocketAddr>, bool) {
+        let mut it = self
+            .matching(v6, filter, region)
+            .map(|(a, _)| a)
+            .filter(|a| resume.is_none_or(|r| *a > r));
+        let page: Vec<SocketAddr> = it.by_ref().take(limit).collect();
+        let more = it.next().is_some();
+        (page, more)
+    }
+
     /// The servers of family `v6` passing `filter`, as encoded pages of at most
     /// `page_size` bytes, starting after `resume` when given. Selections for common
     /// filters (gamedir, nat, key) are cached until the table changes; the bool says

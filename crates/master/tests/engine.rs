@@ -395,6 +395,43 @@ fn outdated_clients_get_the_update_entry_and_the_fake_info() {
 }
 
 #[test]
+fn tools_get_valve_style_pages_and_fetch_the_rest_by_last_address() {
+    let mut r = Rig::new(Config {
+        max_servers_per_source: 1000,
+        ..Config::default()
+    });
+    let mut all = Vec::new();
+    for i in 0..500u32 {
+        let a = SocketAddr::from(([10, 2, (i >> 8) as u8, i as u8], 27015));
+        r.register(a, INFO);
+        all.push(a);
+    }
+    all.sort();
+    // qstat's first request: no clver, no key; one page, no terminator while more follow.
+    let c = addr(CLIENT);
+    let mut got = Vec::new();
+    let mut req = b"1\xff0.0.0.0:0\0\0".to_vec();
+    for round in 0.. {
+        let out = r.send(&req, c);
+        assert_eq!(out.len(), 1, "one datagram per request");
+        let p = ServerListPage::decode(out[0].payload.as_bytes(), false, false).unwrap();
+        got.extend(p.servers.iter().copied());
+        if p.terminated {
+            break;
+        }
+        assert_eq!(p.servers.len(), 231, "1400-byte pages without key block");
+        // qstat's follow-up: the last address, no NUL, a stray byte.
+        let last = p.servers.last().unwrap().to_string();
+        req = vec![b'1', 0xff];
+        req.extend_from_slice(last.as_bytes());
+        req.push(0x01);
+        req.push(0);
+        assert!(round < 5);
+    }
+    assert_eq!(got, all, "every server once, in order");
+}
+
+#[test]
 fn qstat_second_page_request_is_answered_after_the_last_address() {
     let mut r = Rig::new(Config {
         max_servers_per_source: 100,

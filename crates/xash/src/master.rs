@@ -448,6 +448,19 @@ pub fn encode_page(key: Option<u32>, servers: &[SocketAddr], v6: bool, out: &mut
     out.extend(std::iter::repeat_n(0u8, record_len(v6)));
 }
 
+/// One page in Valve's master semantics, for tools (qstat's Steam-master types): the
+/// zero terminator only on the final page, so the client asks for the next page
+/// starting after the last address it got.
+pub fn encode_valve_page(servers: &[SocketAddr], v6: bool, last: bool, out: &mut Vec<u8>) {
+    out.extend_from_slice(SERVER_LIST_HEADER);
+    for &a in servers {
+        put_record(out, a);
+    }
+    if last {
+        out.extend(std::iter::repeat_n(0u8, record_len(v6)));
+    }
+}
+
 /// Splits `servers` into pages of at most `page_size` bytes; every page repeats
 /// the header and key block and ends with its own terminator. An empty list is one
 /// page with no records.

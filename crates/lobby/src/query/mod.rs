@@ -395,6 +395,7 @@ async fn scan_master(
     .encode(&mut req);
     let mut servers = Vec::new();
     let mut answered = false;
+    let mut largest_page = 0;
     let mut buf = vec![0u8; 65536];
     for _attempt in 0..2 {
         sock.send_to(&req, master).await?;
@@ -411,7 +412,14 @@ async fn scan_master(
                     match ServerListPage::decode(&buf[..n], master.is_ipv6(), true) {
                         Ok(p) if p.key == Some(key) => {
                             answered = true;
+                            let n = p.servers.len();
                             servers.extend(p.servers);
+                            // Pages are filled in order: one smaller than an earlier
+                            // page is the last.
+                            if largest_page > 0 && n < largest_page {
+                                return Ok(Some(servers));
+                            }
+                            largest_page = largest_page.max(n);
                         }
                         Ok(_) => tracing::warn!(%master, "list page with a wrong key ignored"),
                         Err(e) => tracing::warn!(%master, error = %e, "invalid list page ignored"),
