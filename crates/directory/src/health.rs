@@ -53,7 +53,9 @@ impl Health {
         if ok {
             self.failures = 0;
             self.successes += 1;
-            if self.state == State::Unknown || (self.state == State::Down && self.successes >= self.rise) {
+            if self.state == State::Unknown
+                || (self.state == State::Down && self.successes >= self.rise)
+            {
                 self.state = State::Up;
             }
         } else {

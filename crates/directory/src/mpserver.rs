@@ -15,7 +15,9 @@ pub const MAX_STRING: usize = 255;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum TxtError {
     /// The encoded attribute exceeds one 255-byte character-string.
-    #[error("TXT string of {0} bytes exceeds 255 (shorten the name, location or extra attributes)")]
+    #[error(
+        "TXT string of {0} bytes exceeds 255 (shorten the name, location or extra attributes)"
+    )]
     TooLong(usize),
     /// `name` or `location` is missing.
     #[error("missing {0:?}")]
@@ -99,7 +101,10 @@ mod tests {
     use super::*;
 
     fn attrs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -113,8 +118,14 @@ mod tests {
         let z = "flightgear-mpserver=eyJuYW1lIjoibXBzZXJ2ZXIwMSIsImxvY2F0aW9uIjoiRnJhbmtmdXJ0LEdlcm1hbnkifQ==";
         assert_eq!(decode(&[z]).unwrap().attrs, a);
         // The wiki's value carries a trailing newline inside the base64; still JSON.
-        let wiki = base64::engine::general_purpose::STANDARD.encode("{\"name\":\"mpserver01\",\"location\":\"Frankfurt,Germany\"}\n");
-        assert_eq!(decode(&[format!("flightgear-mpserver={wiki}")]).unwrap().attrs, a);
+        let wiki = base64::engine::general_purpose::STANDARD
+            .encode("{\"name\":\"mpserver01\",\"location\":\"Frankfurt,Germany\"}\n");
+        assert_eq!(
+            decode(&[format!("flightgear-mpserver={wiki}")])
+                .unwrap()
+                .attrs,
+            a
+        );
     }
 
     #[test]
@@ -124,14 +135,24 @@ mod tests {
         assert!(matches!(e, TxtError::TooLong(n) if n > 255));
         // JSON of 174 bytes is the most that fits.
         assert!(encode(&attrs(&[("name", "n"), ("location", "")])).is_ok());
-        assert!(matches!(encode(&attrs(&[("name", "n")])), Err(TxtError::Missing("location"))));
-        let b64 = base64::engine::general_purpose::STANDARD.encode("{\"name\":\"a\",\"location\":\"b\",\"port\":5000}");
+        assert!(matches!(
+            encode(&attrs(&[("name", "n")])),
+            Err(TxtError::Missing("location"))
+        ));
+        let b64 = base64::engine::general_purpose::STANDARD
+            .encode("{\"name\":\"a\",\"location\":\"b\",\"port\":5000}");
         let d = decode(&[format!("flightgear-mpserver={b64}")]).unwrap();
         assert_eq!(d.non_string, vec!["port".to_string()]);
         assert_eq!(d.attrs.len(), 2);
-        assert!(matches!(decode(&["flightgear-mpserver=!!!"]), Err(TxtError::Base64(_))));
+        assert!(matches!(
+            decode(&["flightgear-mpserver=!!!"]),
+            Err(TxtError::Base64(_))
+        ));
         let bad = base64::engine::general_purpose::STANDARD.encode("{not json");
-        assert!(matches!(decode(&[format!("flightgear-mpserver={bad}")]), Err(TxtError::Json(_))));
+        assert!(matches!(
+            decode(&[format!("flightgear-mpserver={bad}")]),
+            Err(TxtError::Json(_))
+        ));
         assert!(matches!(decode(&["other=1"]), Err(TxtError::NoAttribute)));
     }
 }

@@ -33,7 +33,9 @@ pub fn regexp_for(url: &str) -> Result<String, String> {
         return Err(format!("invalid scenery URL {url:?}"));
     }
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(format!("scenery URL {url:?} must start with http:// or https://"));
+        return Err(format!(
+            "scenery URL {url:?} must start with http:// or https://"
+        ));
     }
     Ok(format!("{PREFIX}{url}!"))
 }
@@ -132,7 +134,11 @@ mod tests {
             preference: pref,
             flags: flags.into(),
             service: service.into(),
-            regexp: if url.starts_with('!') { url.into() } else { format!("!^.*$!{url}!") },
+            regexp: if url.starts_with('!') {
+                url.into()
+            } else {
+                format!("!^.*$!{url}!")
+            },
         }
     }
 
@@ -175,7 +181,10 @@ mod tests {
         let s = select(&zone(), "o2c", &mut rng).unwrap();
         assert_eq!(s.url, "https://o2c.example.org/o2c");
         let lower = vec![e(1, 1, "u", "ws20", "https://x/")];
-        assert!(select(&lower, "ws20", &mut rng).is_err(), "flags must be exactly U");
+        assert!(
+            select(&lower, "ws20", &mut rng).is_err(),
+            "flags must be exactly U"
+        );
         assert!(select(&zone(), "WS20", &mut rng).is_err());
     }
 
@@ -186,8 +195,15 @@ mod tests {
         z.push(e(100, 1, "U", "ws20", "!^http.*$!https://evil/!"));
         let s = select(&z, "ws20", &mut rng).unwrap();
         assert_eq!(s.skipped.len(), 1);
-        assert_eq!(s.candidates.len(), 2, "the malformed pref-1 entry did not win");
-        let bad = vec![e(100, 1, "U", "ws20", "!bad!"), e(200, 1, "U", "ws20", "https://later/")];
+        assert_eq!(
+            s.candidates.len(),
+            2,
+            "the malformed pref-1 entry did not win"
+        );
+        let bad = vec![
+            e(100, 1, "U", "ws20", "!bad!"),
+            e(200, 1, "U", "ws20", "https://later/"),
+        ];
         let err = select(&bad, "ws20", &mut rng).unwrap_err();
         assert!(err.contains("unsupported regexp"), "{err}");
         assert!(select(&[], "ws20", &mut rng).is_err());
@@ -198,7 +214,10 @@ mod tests {
         assert_eq!(url_of("!^.*$!https://a/b!"), Some("https://a/b"));
         assert_eq!(url_of("!^.*$!!"), None);
         assert_eq!(url_of("^.*$!x!"), None);
-        assert_eq!(regexp_for("https://a.example/ws2").unwrap(), "!^.*$!https://a.example/ws2!");
+        assert_eq!(
+            regexp_for("https://a.example/ws2").unwrap(),
+            "!^.*$!https://a.example/ws2!"
+        );
         assert!(regexp_for("https://a!b").is_err());
         assert!(regexp_for("ftp://x").is_err());
         assert!(regexp_for("").is_err());

@@ -124,7 +124,11 @@ pub fn records(zone: &Zone, relays: &[Relay], scenery: &[Scenery]) -> Result<Vec
 
 /// The records lobby owns in the zone (everything but SOA and NS): what push mode
 /// replaces on the primary server.
-pub fn owned_records(zone: &Zone, relays: &[Relay], scenery: &[Scenery]) -> Result<Vec<Record>, String> {
+pub fn owned_records(
+    zone: &Zone,
+    relays: &[Relay],
+    scenery: &[Scenery],
+) -> Result<Vec<Record>, String> {
     let mut out = Vec::new();
     let o = &zone.origin;
     let srv = srv_name(o);
@@ -136,7 +140,8 @@ pub fn owned_records(zone: &Zone, relays: &[Relay], scenery: &[Scenery]) -> Resu
             RData::SRV(SRV::new(r.priority, r.weight, port, r.host.clone())),
         ));
         if o.zone_of(&r.host) {
-            let txt = mpserver::encode(&r.attributes).map_err(|e| format!("relay {}: {e}", r.host))?;
+            let txt =
+                mpserver::encode(&r.attributes).map_err(|e| format!("relay {}: {e}", r.host))?;
             out.push(rec(&r.host, zone.ttl, RData::TXT(TXT::new(vec![txt]))));
             addr_records(&r.host, zone.ttl, &r.addresses, &mut out);
         }
@@ -144,7 +149,12 @@ pub fn owned_records(zone: &Zone, relays: &[Relay], scenery: &[Scenery]) -> Resu
     let ts = terrasync_name(o);
     for s in scenery {
         let regexp = terrasync::regexp_for(&s.url)?;
-        if s.service.is_empty() || !s.service.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+') {
+        if s.service.is_empty()
+            || !s
+                .service
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'+')
+        {
             return Err(format!("invalid scenery service {:?}", s.service));
         }
         out.push(rec(
@@ -165,7 +175,10 @@ pub fn owned_records(zone: &Zone, relays: &[Relay], scenery: &[Scenery]) -> Resu
 
 /// The (name, type) pairs of the owned records: what push mode deletes first.
 pub fn owned_rrsets(records: &[Record]) -> Vec<(Name, RecordType)> {
-    let mut v: Vec<(Name, RecordType)> = records.iter().map(|r| (r.name.clone(), r.record_type())).collect();
+    let mut v: Vec<(Name, RecordType)> = records
+        .iter()
+        .map(|r| (r.name.clone(), r.record_type()))
+        .collect();
     v.sort();
     v.dedup();
     v
@@ -195,7 +208,11 @@ mod tests {
             port: 5000,
             priority: 10,
             weight: 20,
-            attributes: [("name".to_string(), host.to_string()), ("location".to_string(), "Test".to_string())].into(),
+            attributes: [
+                ("name".to_string(), host.to_string()),
+                ("location".to_string(), "Test".to_string()),
+            ]
+            .into(),
             up,
         }
     }
@@ -211,28 +228,55 @@ mod tests {
                 _ => None,
             })
             .collect();
-        assert_eq!(srv, vec![("mp1.fg.test.".into(), 5000), ("mp2.fg.test.".into(), 0)]);
-        let txts: Vec<&Record> = recs.iter().filter(|r| r.record_type() == RecordType::TXT).collect();
+        assert_eq!(
+            srv,
+            vec![("mp1.fg.test.".into(), 5000), ("mp2.fg.test.".into(), 0)]
+        );
+        let txts: Vec<&Record> = recs
+            .iter()
+            .filter(|r| r.record_type() == RecordType::TXT)
+            .collect();
         assert_eq!(txts.len(), 2);
-        let RData::TXT(t) = &txts[0].data else { panic!() };
+        let RData::TXT(t) = &txts[0].data else {
+            panic!()
+        };
         assert_eq!(t.txt_data.len(), 1, "one character-string");
         assert!(t.txt_data[0].len() <= 255);
         assert!(recs.iter().any(|r| r.record_type() == RecordType::SOA));
-        assert_eq!(recs.iter().filter(|r| r.record_type() == RecordType::A).count(), 3, "ns1, mp1, mp2");
+        assert_eq!(
+            recs.iter()
+                .filter(|r| r.record_type() == RecordType::A)
+                .count(),
+            3,
+            "ns1, mp1, mp2"
+        );
     }
 
     #[test]
     fn naptr_and_bad_urls() {
         let z = zone();
-        let s = Scenery { url: "https://a.example.org/ws2".into(), service: "ws20".into(), order: 100, preference: 50 };
+        let s = Scenery {
+            url: "https://a.example.org/ws2".into(),
+            service: "ws20".into(),
+            order: 100,
+            preference: 50,
+        };
         let recs = owned_records(&z, &[], std::slice::from_ref(&s)).unwrap();
-        let RData::NAPTR(n) = &recs[0].data else { panic!() };
+        let RData::NAPTR(n) = &recs[0].data else {
+            panic!()
+        };
         assert_eq!(&*n.flags, b"U");
         assert_eq!(&*n.regexp, b"!^.*$!https://a.example.org/ws2!");
         assert_eq!(recs[0].name.to_string(), "terrasync.fg.test.");
-        let bad = Scenery { url: "https://a!b".into(), ..s.clone() };
+        let bad = Scenery {
+            url: "https://a!b".into(),
+            ..s.clone()
+        };
         assert!(owned_records(&z, &[], &[bad]).is_err());
-        let bad = Scenery { service: "ws 20".into(), ..s };
+        let bad = Scenery {
+            service: "ws 20".into(),
+            ..s
+        };
         assert!(owned_records(&z, &[], &[bad]).is_err());
     }
 

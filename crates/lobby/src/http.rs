@@ -80,7 +80,11 @@ async fn mpservers(State(src): State<Sources>) -> Response {
         return (StatusCode::NOT_FOUND, "no directory runs in this process\n").into_response();
     };
     let body = lock(d).mpservers_xml();
-    ([(header::CONTENT_TYPE, "application/xml; charset=utf-8")], body).into_response()
+    (
+        [(header::CONTENT_TYPE, "application/xml; charset=utf-8")],
+        body,
+    )
+        .into_response()
 }
 
 async fn index() -> &'static str {

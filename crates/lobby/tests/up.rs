@@ -39,19 +39,40 @@ fn up_starts_every_part_and_says_where_it_listens() {
         if list.lines().count() == 3 {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "sim servers never listed: {list:?}");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sim servers never listed: {list:?}"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     // The directory publishes the local relay: SRV with its real port, and mpservers.xml.
     let out = std::process::Command::new("dig")
-        .args([format!("@{}", dns.ip()), "-p".into(), dns.port().to_string(), "+short".into(), "_fgms._udp.fg.lobby.test".into(), "SRV".into()])
+        .args([
+            format!("@{}", dns.ip()),
+            "-p".into(),
+            dns.port().to_string(),
+            "+short".into(),
+            "_fgms._udp.fg.lobby.test".into(),
+            "SRV".into(),
+        ])
         .output()
         .expect("dig (run scripts/ci-deps-dns)");
     let srv = String::from_utf8_lossy(&out.stdout);
-    let relay_port = up.addrs("relay", "udp").iter().find(|a| a.is_ipv4()).unwrap().port();
-    assert_eq!(srv.trim(), format!("10 20 {relay_port} relay.fg.lobby.test."));
+    let relay_port = up
+        .addrs("relay", "udp")
+        .iter()
+        .find(|a| a.is_ipv4())
+        .unwrap()
+        .port();
+    assert_eq!(
+        srv.trim(),
+        format!("10 20 {relay_port} relay.fg.lobby.test.")
+    );
     let (_, xml) = http_get(http, "/mpservers.xml");
-    assert!(xml.contains(&format!("<port type=\"int\">{relay_port}</port>")), "{xml}");
+    assert!(
+        xml.contains(&format!("<port type=\"int\">{relay_port}</port>")),
+        "{xml}"
+    );
     assert!(up.stop().success());
 }
 

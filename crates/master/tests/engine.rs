@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use xash::admin::{AdminChallengeReply, AdminCommand, AdminReply};
-use xash::info::InfoString;
 use xash::master::{ChallengeReply, NatConnect, ServerListPage};
 use xash::text::InfoReply;
 
@@ -16,7 +15,6 @@ fn addr(s: &str) -> SocketAddr {
 
 struct Rig {
     e: Engine,
-    t0: Instant,
     now: Instant,
 }
 
@@ -25,7 +23,7 @@ impl Rig {
         let t0 = Instant::now();
         let mut e = Engine::new(config, Arc::new(Stats::default()), [42; 32], t0);
         e.set_local_addrs(vec![addr("127.0.0.1:27010"), addr("[::1]:27010")]);
-        Rig { e, t0, now: t0 }
+        Rig { e, now: t0 }
     }
     fn send(&mut self, p: &[u8], from: SocketAddr) -> Vec<Transmit> {
         let mut out = Vec::new();

@@ -337,7 +337,14 @@ impl Engine {
             let Some(r) = self.slots[id as usize].as_ref() else {
                 continue;
             };
-            if fgmp::geo::distance_nm(r.pos, sender_pos) >= r.range_nm {
+            // Squared ECEF distance in metres against the receiver's range: no sqrt.
+            let d = [
+                r.pos[0] - sender_pos[0],
+                r.pos[1] - sender_pos[1],
+                r.pos[2] - sender_pos[2],
+            ];
+            let range_m = r.range_nm * fgmp::METRES_PER_NM;
+            if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] >= range_m * range_m {
                 continue;
             }
             match r.origin {

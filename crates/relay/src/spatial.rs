@@ -10,7 +10,7 @@
 use std::collections::HashMap;
 
 /// Cell edges in metres of the tiers (the largest range a tier holds, in nm × 1852).
-const TIER_NM: [f64; 5] = [25.0, 100.0, 400.0, 1000.0, 4000.0];
+const TIER_NM: [f64; 8] = [2.0, 5.0, 10.0, 25.0, 100.0, 400.0, 1000.0, 4000.0];
 
 type Cell = (i32, i32, i32);
 

@@ -13,21 +13,40 @@ use xash::master::{
 use xash::text::{InfoQuery, InfoReply};
 
 fn capture(rel: &str) -> Vec<u8> {
-    std::fs::read(format!("{}/../../testdata/xash3d/{rel}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+    std::fs::read(format!(
+        "{}/../../testdata/xash3d/{rel}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
 }
 
 #[test]
 fn the_real_heartbeat_exchange() {
     let hb = Heartbeat::decode(&capture("heartbeat/1_server_to_master_heartbeat.bin")).unwrap();
     assert_eq!(hb.challenge, Some(0x1b7e_e364));
-    let reply = ChallengeReply::decode(&capture("heartbeat/2_master_to_server_challenge_REPLY_FROM_FAKE_MASTER.bin")).unwrap();
-    assert_eq!(reply, ChallengeReply { master_challenge: 0xc0ff_ee01, echo: Some(0x1b7e_e364) });
+    let reply = ChallengeReply::decode(&capture(
+        "heartbeat/2_master_to_server_challenge_REPLY_FROM_FAKE_MASTER.bin",
+    ))
+    .unwrap();
+    assert_eq!(
+        reply,
+        ChallengeReply {
+            master_challenge: 0xc0ff_ee01,
+            echo: Some(0x1b7e_e364)
+        }
+    );
     let mut b = Vec::new();
     reply.encode(&mut b);
-    assert_eq!(b, capture("heartbeat/2_master_to_server_challenge_REPLY_FROM_FAKE_MASTER.bin"));
+    assert_eq!(
+        b,
+        capture("heartbeat/2_master_to_server_challenge_REPLY_FROM_FAKE_MASTER.bin")
+    );
     let raw = capture("heartbeat/3_server_to_master_info.bin");
     let info = ServerInfo::decode(&raw).unwrap();
-    assert!(!info.trailing_newline, "the engine sends no trailing newline");
+    assert!(
+        !info.trailing_newline,
+        "the engine sends no trailing newline"
+    );
     let mut b = Vec::new();
     info.encode(&mut b);
     assert_eq!(b, raw);
@@ -37,7 +56,10 @@ fn the_real_heartbeat_exchange() {
     assert_eq!((add.players, add.max, add.bots), (0, 4, 0));
     assert_eq!(add.gamedir, b"valve");
     assert_eq!(add.map, b"tiny");
-    assert!(add.password, "the literal key value (inverted by the engine: 1 = no password)");
+    assert!(
+        add.password,
+        "the literal key value (inverted by the engine: 1 = no password)"
+    );
     assert_eq!(add.version.to_string(), "0.21");
     assert_eq!(add.region, 255);
     assert!(!add.nat);
@@ -47,7 +69,11 @@ fn the_real_heartbeat_exchange() {
     while i + 4 <= stream.len() {
         let len = u32::from_be_bytes(stream[i..i + 4].try_into().unwrap()) as usize;
         let d = &stream[i + 4..i + 4 + len];
-        assert!(Heartbeat::decode(d).is_ok() || ServerInfo::decode(d).is_ok() || xash::master::Shutdown::decode(d).is_ok());
+        assert!(
+            Heartbeat::decode(d).is_ok()
+                || ServerInfo::decode(d).is_ok()
+                || xash::master::Shutdown::decode(d).is_ok()
+        );
         i += 4 + len;
         n += 1;
     }
@@ -59,19 +85,31 @@ fn server_info_with_the_goldsrc_newline_and_bad_values() {
     let i = ServerInfo::decode(b"0\n\\challenge\\5\\gamedir\\valve\n").unwrap();
     assert!(i.trailing_newline);
     assert!(ServerAdd::from_info(&i.info).is_ok());
-    assert!(ServerInfo::decode(b"0\n\\challenge\\5\0\\gamedir\\valve").is_err(), "NUL inside");
-    for bad in ["\\challenge\\5\\nat\\2", "\\challenge\\5\\region\\8", "\\challenge\\x", "\\challenge\\5\\players\\300", "\\challenge\\5\\version\\new", "\\gamedir\\valve"] {
+    assert!(
+        ServerInfo::decode(b"0\n\\challenge\\5\0\\gamedir\\valve").is_err(),
+        "NUL inside"
+    );
+    for bad in [
+        "\\challenge\\5\\nat\\2",
+        "\\challenge\\5\\region\\8",
+        "\\challenge\\x",
+        "\\challenge\\5\\players\\300",
+        "\\challenge\\5\\version\\new",
+        "\\gamedir\\valve",
+    ] {
         let info = InfoString::parse(bad.as_bytes()).unwrap();
         assert!(ServerAdd::from_info(&info).is_err(), "{bad}");
     }
 }
 
 fn addr_v4() -> impl Strategy<Value = SocketAddr> {
-    (any::<u32>(), 1u16..).prop_map(|(ip, port)| SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip.max(1))), port))
+    (any::<u32>(), 1u16..)
+        .prop_map(|(ip, port)| SocketAddr::new(IpAddr::V4(Ipv4Addr::from(ip.max(1))), port))
 }
 
 fn addr_v6() -> impl Strategy<Value = SocketAddr> {
-    (any::<u128>(), 1u16..).prop_map(|(ip, port)| SocketAddr::new(IpAddr::V6(Ipv6Addr::from(ip.max(1))), port))
+    (any::<u128>(), 1u16..)
+        .prop_map(|(ip, port)| SocketAddr::new(IpAddr::V6(Ipv6Addr::from(ip.max(1))), port))
 }
 
 fn info_string() -> impl Strategy<Value = InfoString> {

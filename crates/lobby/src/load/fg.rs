@@ -15,7 +15,7 @@
 
 use super::histogram::Histogram;
 use super::layout::{fanout, place, receives, Layout};
-use super::mmsg::RecvBatch;
+use super::mmsg::{enable_timestamps, realtime_ns, ts_ns, RecvBatch};
 use super::packet::{callsign, read_stamp, Datagram};
 use super::procstat;
 use anyhow::{bail, Context, Result};
@@ -80,7 +80,10 @@ pub struct FgArgs {
     pub bind: Option<IpAddr>,
 }
 
-/// Latency percentiles in microseconds.
+/// Latency percentiles in microseconds: from the send stamp (taken just before
+/// the generator's `send`) to the kernel's receive timestamp on the pilot socket
+/// (`SO_TIMESTAMPNS`), both `CLOCK_REALTIME`. So it covers the target's queueing
+/// and processing and the loopback path, not the generator's own read delay.
 #[derive(Debug, Serialize)]
 pub struct Latency {
     /// Median.
@@ -93,6 +96,10 @@ pub struct Latency {
     pub p999_us: u64,
     /// Largest.
     pub max_us: u64,
+    /// Smallest.
+    pub min_us: u64,
+    /// Number of samples (= received).
+    pub samples: u64,
     /// Mean.
     pub mean_us: f64,
 }
@@ -106,8 +113,8 @@ pub struct Report {
     pub pilots: u32,
     /// Layout name.
     pub layout: Layout,
-    /// Airports used.
-    pub airports: usize,
+    /// Airports used (ICAO codes).
+    pub airports: Vec<&'static str>,
     /// Radius around each airport, nm.
     pub spread_nm: f64,
     /// Range every pilot requests, nm.
@@ -134,8 +141,12 @@ pub struct Report {
     pub received: u64,
     /// received / expected.
     pub delivery_ratio: f64,
-    /// received / seconds: datagrams the server forwarded per second.
+    /// Throughput: datagrams (measured or warmup) that arrived at the pilots during
+    /// the measured window, per second. Unlike `received` this still counts when an
+    /// overloaded server is working through a backlog of older datagrams.
     pub forwarded_per_s: f64,
+    /// Datagrams that arrived from the window's start to the end of the drain (the CPU window).
+    pub forwarded_in_cpu_window: u64,
     /// Received datagrams the range rule says should not have arrived (own echo, out of range).
     pub unexpected: u64,
     /// Received datagrams that were not this generator's stamped positions.
@@ -148,9 +159,11 @@ pub struct Report {
     pub requested_send_rate: f64,
     /// sent / seconds.
     pub achieved_send_rate: f64,
-    /// Sends per second of time spent inside send calls: the sender thread's ceiling.
+    /// The sender thread's ceiling: measured sends per CPU second the send thread
+    /// used in the window (what one core could send if it did nothing else).
     pub max_send_rate: f64,
-    /// Share of the wall time the sender spent inside send calls.
+    /// Share of the wall time the sender spent in bursts of send calls (including
+    /// time it was preempted there).
     pub send_busy_fraction: f64,
     /// Latest a send went out after its scheduled time, ms.
     pub send_late_max_ms: f64,
@@ -158,10 +171,13 @@ pub struct Report {
     pub cpu_window_s: f64,
     /// Target's CPU seconds (user + system) over the CPU window.
     pub target_cpu_s: Option<f64>,
-    /// Target CPU seconds per million forwarded (= received by the generator) datagrams.
+    /// Target CPU seconds per million forwarded datagrams (arrivals at the pilots in the CPU window).
     pub target_cpu_s_per_m_forwarded: Option<f64>,
-    /// Target CPU seconds per million datagrams it received (= sent).
+    /// Target CPU seconds per million datagrams offered to it (= sent in the window).
     pub target_cpu_s_per_m_received: Option<f64>,
+    /// Target CPU seconds per million datagrams it actually read: sent minus the
+    /// kernel's drops at its socket (`None` unless the target is on this host's loopback).
+    pub target_cpu_s_per_m_processed: Option<f64>,
     /// Target CPU seconds per thread over the window (`tid name`).
     pub target_threads_cpu_s: Option<BTreeMap<String, f64>>,
     /// Datagrams the kernel dropped at the target's socket(s) (its UDP port) over the window.
@@ -170,6 +186,14 @@ pub struct Report {
     pub generator_socket_drops: u64,
     /// This generator's CPU seconds over the window.
     pub generator_cpu_s: Option<f64>,
+    /// CPU seconds of the generator's send and receive threads over the window.
+    pub generator_threads_cpu_s: BTreeMap<String, f64>,
+    /// Busy CPU seconds of the whole machine over the CPU window.
+    pub machine_busy_cpu_s: Option<f64>,
+    /// Machine busy CPU minus the target's and this generator's: other processes
+    /// competing for the cores (plus kernel work not charged to either). A large
+    /// value means the run was disturbed.
+    pub other_cpu_s: Option<f64>,
     /// Ctrl-C / SIGTERM cut the run short.
     pub interrupted: bool,
     /// Problems with the measurement itself.
@@ -178,16 +202,28 @@ pub struct Report {
 
 /// Counters of one receive thread.
 struct RecvResult {
+    /// CPU seconds this thread used from the window's start to its end.
+    cpu_s: f64,
     hist: Histogram,
     received: u64,
     warmup_received: u64,
     unexpected: u64,
     malformed: u64,
+    /// Datagrams without a kernel timestamp (latency from the read time instead).
+    no_timestamp: u64,
+    /// ICMP "port unreachable" reports from the target.
+    refused: u64,
+    /// Valid datagrams (warmup or measured) that arrived in the measured window.
+    window_arrivals: u64,
+    /// Valid datagrams that arrived from the window's start to the end of the drain.
+    cpu_window_arrivals: u64,
     any: u64,
 }
 
 /// Counters of the sender thread.
 struct SendResult {
+    /// CPU seconds this thread used from the window's start to its end.
+    cpu_s: f64,
     per_pilot: Vec<u32>,
     sent: u64,
     warmup_sent: u64,
@@ -224,6 +260,8 @@ struct Plan {
     t_window_end: f64,
     /// End of receiving.
     t_end: f64,
+    /// `CLOCK_REALTIME` at the start, ns: the zero of the send stamps.
+    base_ns: i64,
 }
 
 fn validate(a: &FgArgs) -> Result<()> {
@@ -286,13 +324,18 @@ fn open_sockets(n: usize, bind: IpAddr, target: SocketAddr) -> Result<Vec<UdpSoc
     let rcvbuf = ((512usize << 20) / n.max(1)).clamp(256 << 10, 2 << 20);
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let s = Socket::new(Domain::for_address(target), Type::DGRAM, Some(Protocol::UDP))
-            .context("cannot create a UDP socket")?;
+        let s = Socket::new(
+            Domain::for_address(target),
+            Type::DGRAM,
+            Some(Protocol::UDP),
+        )
+        .context("cannot create a UDP socket")?;
         let _ = s.set_recv_buffer_size(rcvbuf);
         s.bind(&SocketAddr::new(bind, 0).into())
             .with_context(|| format!("cannot bind pilot socket {i} to {bind}:0"))?;
         s.connect(&target.into())
             .with_context(|| format!("cannot connect a UDP socket to {target}"))?;
+        enable_timestamps(s.as_raw_fd()).context("cannot enable SO_TIMESTAMPNS")?;
         out.push(s.into());
     }
     Ok(out)
@@ -302,12 +345,14 @@ fn secs(start: Instant) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
-fn sleep_until(start: Instant, t: f64) {
-    let now = secs(start);
-    if t > now {
-        std::thread::sleep(Duration::from_secs_f64(t - now));
-    }
+/// Seconds of `CLOCK_REALTIME` since `base_ns`: the clock of the embedded send
+/// stamps and of the kernel's receive timestamps, so the two can be subtracted.
+fn stamp_now(base_ns: i64) -> f64 {
+    (realtime_ns() - base_ns) as f64 * 1e-9
 }
+
+/// The shortest sleep between two bursts of sends: sends due within it go out together.
+const SEND_QUANTUM: f64 = 250e-6;
 
 fn sender(
     socks: &[UdpSocket],
@@ -322,7 +367,9 @@ fn sender(
     let measured_from = n * plan.warmup_rounds;
     let callsigns: Vec<[u8; 8]> = (0..plan.n as u32).map(callsign).collect();
     let mut dg = Datagram::new();
+    let mut cpu_at_window: Option<f64> = None;
     let mut r = SendResult {
+        cpu_s: 0.0,
         per_pilot: vec![0; plan.n],
         sent: 0,
         warmup_sent: 0,
@@ -339,19 +386,18 @@ fn sender(
         // Number of sends due by now.
         let due = (((now - plan.t0) / plan.dt).floor() as i64 + 1).clamp(0, total as i64) as u64;
         if due <= j {
-            let next = plan.t0 + j as f64 * plan.dt;
-            let wait = next - now;
-            if wait > 200e-6 {
-                // Sleep in short steps so a stop request is seen soon.
-                std::thread::sleep(Duration::from_secs_f64((wait - 100e-6).min(0.05)));
-            } else {
-                std::thread::yield_now();
-            }
+            // Sleep until the next send is due (at least a quantum, at most 50 ms so a
+            // stop request is seen soon). No spinning: the CPU is shared with the target.
+            let wait = plan.t0 + j as f64 * plan.dt - now;
+            std::thread::sleep(Duration::from_secs_f64(wait.clamp(SEND_QUANTUM, 0.05)));
             continue;
         }
+        if cpu_at_window.is_none() && j >= measured_from {
+            cpu_at_window = Some(procstat::this_thread_cpu_s());
+        }
         let late = now - (plan.t0 + j as f64 * plan.dt);
-        if late > 0.0 {
-            r.late_max = r.late_max.max(Duration::from_secs_f64(late));
+        if late > SEND_QUANTUM {
+            r.late_max = r.late_max.max(Duration::from_secs_f64(late - SEND_QUANTUM));
         }
         let burst = Instant::now();
         while j < due {
@@ -363,7 +409,7 @@ fn sender(
             let i = (j % n) as usize;
             let round = j / n;
             dg.set_pilot(&callsigns[i], range_nm, plan.pos[i]);
-            dg.set_stamp(secs(start), i as u32, round as u32);
+            dg.set_stamp(stamp_now(plan.base_ns), i as u32, round as u32);
             match socks[i].send(dg.bytes()) {
                 Ok(_) if j >= measured_from => {
                     r.per_pilot[i] += 1;
@@ -381,8 +427,17 @@ fn sender(
         r.unsent = total - j.max(measured_from);
     }
     r.wall = began.elapsed();
+    r.cpu_s = cpu_at_window.map_or(0.0, |c| procstat::this_thread_cpu_s() - c);
     r
 }
+
+/// Datagrams per `recvmmsg` call.
+const RECV_BATCH: usize = 32;
+/// After a poll round that found fewer datagrams than this, the receiver sleeps
+/// [`RECV_NAP`] so the next round finds more per system call. Latency does not
+/// suffer: it is measured with the kernel's receive timestamp, not the read time.
+const RECV_LIGHT: u64 = 256;
+const RECV_NAP: Duration = Duration::from_micros(500);
 
 fn receiver(
     socks: &[UdpSocket],
@@ -401,25 +456,38 @@ fn receiver(
     let ep = unsafe { OwnedFd::from_raw_fd(ep) };
     for &i in &mine {
         let mut ev = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
+            events: (libc::EPOLLIN | libc::EPOLLET) as u32,
             u64: i as u64,
         };
         // SAFETY: both descriptors are open; `ev` is a valid epoll_event.
         let rc = unsafe {
-            libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, socks[i].as_raw_fd(), &mut ev)
+            libc::epoll_ctl(
+                ep.as_raw_fd(),
+                libc::EPOLL_CTL_ADD,
+                socks[i].as_raw_fd(),
+                &mut ev,
+            )
         };
         if rc != 0 {
             return Err(std::io::Error::last_os_error()).context("epoll_ctl");
         }
     }
-    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 512];
-    let mut batch = RecvBatch::new(32, false);
+    let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 1024];
+    let mut batch = RecvBatch::new(RECV_BATCH, false, true);
+    let mut ready: Vec<usize> = Vec::with_capacity(events.len());
+    let mut carry: Vec<usize> = Vec::new();
+    let mut cpu_at_window: Option<f64> = None;
     let mut r = RecvResult {
+        cpu_s: 0.0,
         hist: Histogram::new(),
         received: 0,
         warmup_received: 0,
         unexpected: 0,
         malformed: 0,
+        no_timestamp: 0,
+        refused: 0,
+        window_arrivals: 0,
+        cpu_window_arrivals: 0,
         any: 0,
     };
     let n = plan.n;
@@ -428,7 +496,15 @@ fn receiver(
         if now >= plan.t_end || stop.load(Relaxed) {
             break;
         }
-        let timeout_ms = (((plan.t_end - now) * 1000.0).ceil() as i32).clamp(1, 50);
+        if cpu_at_window.is_none() && now >= plan.t_measure {
+            cpu_at_window = Some(procstat::this_thread_cpu_s());
+        }
+        // Sockets left with data last round are read again without waiting.
+        let timeout_ms = if carry.is_empty() {
+            (((plan.t_end - now) * 1000.0).ceil() as i32).clamp(1, 50)
+        } else {
+            0
+        };
         // SAFETY: `events` has room for events.len() entries.
         let k = unsafe {
             libc::epoll_wait(
@@ -445,40 +521,89 @@ fn receiver(
             }
             return Err(e).context("epoll_wait");
         }
+        ready.clear();
+        ready.append(&mut carry);
+        ready.extend(
+            events[..(k as usize).min(events.len())]
+                .iter()
+                .map(|ev| ev.u64 as usize),
+        );
         let mut got = 0u64;
-        for ev in &events[..(k as usize).min(events.len())] {
-            let me = ev.u64 as usize;
+        for &me in &ready {
             let Some(sock) = socks.get(me) else { continue };
-            let m = match batch.recv(sock.as_raw_fd(), libc::MSG_DONTWAIT) {
-                Ok(m) => m,
-                // ICMP errors (target not listening) and empty queues: nothing to read.
-                Err(_) => continue,
-            };
-            let now = secs(start);
-            got += m as u64;
-            for d in 0..m {
-                let Some(s) = read_stamp(batch.datagram(d)) else {
-                    r.malformed += 1;
-                    continue;
+            // Edge-triggered: read until a short batch says the queue is empty, but at
+            // most a few batches per round so every socket gets its turn.
+            let mut drained = false;
+            for _ in 0..4 {
+                let m = match batch.recv(sock.as_raw_fd(), libc::MSG_DONTWAIT) {
+                    Ok(m) => m,
+                    // Empty queue, or an ICMP error (target not listening): nothing to read.
+                    Err(e) => {
+                        if e.raw_os_error() == Some(libc::ECONNREFUSED) {
+                            r.refused += 1;
+                        }
+                        drained = true;
+                        break;
+                    }
                 };
-                let from = s.sender as usize;
-                if from >= n || from == me || !receives(plan.pos[me], plan.range, plan.pos[from]) {
-                    r.unexpected += 1;
-                    continue;
+                got += m as u64;
+                let mut read_time = None;
+                for d in 0..m {
+                    let stamp = if batch.truncated(d) {
+                        None
+                    } else {
+                        read_stamp(batch.datagram(d))
+                    };
+                    let Some(s) = stamp else {
+                        r.malformed += 1;
+                        continue;
+                    };
+                    let from = s.sender as usize;
+                    if from >= n
+                        || from == me
+                        || !receives(plan.pos[me], plan.range, plan.pos[from])
+                    {
+                        r.unexpected += 1;
+                        continue;
+                    }
+                    let arrived = match batch.kernel_time(d) {
+                        Some(ts) => (ts_ns(ts) - plan.base_ns) as f64 * 1e-9,
+                        None => {
+                            r.no_timestamp += 1;
+                            *read_time.get_or_insert_with(|| stamp_now(plan.base_ns))
+                        }
+                    };
+                    if arrived >= plan.t_measure {
+                        r.cpu_window_arrivals += 1;
+                        if arrived < plan.t_window_end {
+                            r.window_arrivals += 1;
+                        }
+                    }
+                    if u64::from(s.seq) < plan.warmup_rounds {
+                        r.warmup_received += 1;
+                        continue;
+                    }
+                    r.received += 1;
+                    r.hist.record(((arrived - s.sent_s) * 1e6).max(0.0) as u64);
                 }
-                if u64::from(s.seq) < plan.warmup_rounds {
-                    r.warmup_received += 1;
-                    continue;
+                if m < RECV_BATCH {
+                    drained = true;
+                    break;
                 }
-                r.received += 1;
-                r.hist.record(((now - s.sent_s) * 1e6).max(0.0) as u64);
+            }
+            if !drained {
+                carry.push(me);
             }
         }
         if got > 0 {
             r.any += got;
             live.received.fetch_add(got, Relaxed);
         }
+        if got < RECV_LIGHT && carry.is_empty() {
+            std::thread::sleep(RECV_NAP);
+        }
     }
+    r.cpu_s = cpu_at_window.map_or(0.0, |c| procstat::this_thread_cpu_s() - c);
     Ok(r)
 }
 
@@ -486,12 +611,14 @@ fn receiver(
 pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     validate(&args)?;
     let target = resolve_target(&args.target)?;
-    let bind = args.bind.unwrap_or(match (target.ip().is_loopback(), target.is_ipv4()) {
-        (true, true) => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        (true, false) => IpAddr::V6(Ipv6Addr::LOCALHOST),
-        (false, true) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
-        (false, false) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
-    });
+    let bind = args
+        .bind
+        .unwrap_or(match (target.ip().is_loopback(), target.is_ipv4()) {
+            (true, true) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            (true, false) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            (false, true) => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            (false, false) => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
+        });
     if bind.is_ipv4() != target.is_ipv4() {
         bail!("--bind {bind} and target {target} are of different address families");
     }
@@ -511,6 +638,7 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         .collect();
 
     let start = Instant::now();
+    let base_ns = realtime_ns();
     let warmup_rounds = ((args.warmup * args.hz).ceil() as u64).max(1);
     let rounds = ((args.seconds * args.hz).round() as u64).max(1);
     let t0 = 0.05;
@@ -527,6 +655,7 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         t_measure,
         t_window_end,
         t_end: t_window_end + args.drain,
+        base_ns,
     });
     let live = Arc::new(Live::default());
 
@@ -574,30 +703,48 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             }
             tick += 1.0;
         }
-        let next = if before.is_none() { tick.min(t_measure) } else { tick };
-        std::thread::sleep(Duration::from_secs_f64((next - secs(start)).clamp(0.001, 0.1)));
+        let next = if before.is_none() {
+            tick.min(t_measure)
+        } else {
+            tick
+        };
+        std::thread::sleep(Duration::from_secs_f64(
+            (next - secs(start)).clamp(0.001, 0.1),
+        ));
     }
     let before = before.unwrap_or_else(|| snapshot(args.target_pid));
     let sent = send_thread
         .join()
         .map_err(|_| anyhow::anyhow!("the send thread panicked"))?;
+    let mut thread_cpu = BTreeMap::new();
+    thread_cpu.insert("load-send".to_string(), sent.cpu_s);
     let mut recv = RecvResult {
+        cpu_s: 0.0,
         hist: Histogram::new(),
         received: 0,
         warmup_received: 0,
         unexpected: 0,
         malformed: 0,
+        no_timestamp: 0,
+        refused: 0,
+        window_arrivals: 0,
+        cpu_window_arrivals: 0,
         any: 0,
     };
-    for h in receivers {
+    for (k, h) in receivers.into_iter().enumerate() {
         let r = h
             .join()
             .map_err(|_| anyhow::anyhow!("a receive thread panicked"))??;
+        thread_cpu.insert(format!("load-recv-{k}"), r.cpu_s);
         recv.hist.merge(&r.hist);
         recv.received += r.received;
         recv.warmup_received += r.warmup_received;
         recv.unexpected += r.unexpected;
         recv.malformed += r.malformed;
+        recv.no_timestamp += r.no_timestamp;
+        recv.refused += r.refused;
+        recv.window_arrivals += r.window_arrivals;
+        recv.cpu_window_arrivals += r.cpu_window_arrivals;
         recv.any += r.any;
     }
     let after = snapshot(args.target_pid);
@@ -617,9 +764,18 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         (Some(a), Some(b)) => Some(b - a),
         _ => None,
     };
-    let per_m = |cpu: Option<f64>, count: u64| cpu.filter(|_| count > 0).map(|c| c / (count as f64 / 1e6));
+    let per_m =
+        |cpu: Option<f64>, count: u64| cpu.filter(|_| count > 0).map(|c| c / (count as f64 / 1e6));
     let requested = n as f64 * args.hz;
     let achieved = sent.sent as f64 / args.seconds;
+    let generator_cpu = match (before.self_cpu, after.self_cpu) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    let machine_busy = match (before.machine_busy, after.machine_busy) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
     let mut warnings = Vec::new();
     if achieved < 0.99 * requested && !interrupted {
         warnings.push(format!(
@@ -630,6 +786,25 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         warnings.push(format!(
             "sends went out up to {:.0} ms late (the generator was starved of CPU)",
             sent.late_max.as_secs_f64() * 1e3
+        ));
+    }
+    let other = machine_busy
+        .map(|m| (m - target_cpu.unwrap_or(0.0) - generator_cpu.unwrap_or(0.0)).max(0.0));
+    if let Some(o) = other.filter(|&o| window > 0.0 && o > 0.1 * window) {
+        warnings.push(format!(
+            "other processes used {o:.2} CPU s during the {window:.1} s window: the run was disturbed"
+        ));
+    }
+    if recv.refused > 0 {
+        warnings.push(format!(
+            "the target answered {} datagrams with ICMP port unreachable: is a server listening on {target}?",
+            recv.refused
+        ));
+    }
+    if recv.no_timestamp > 0 {
+        warnings.push(format!(
+            "{} datagrams had no kernel receive timestamp; their latency includes the generator's read delay",
+            recv.no_timestamp
         ));
     }
     if sent.errors > 0 {
@@ -646,9 +821,19 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     }
     let generator_drops: u64 = ports
         .iter()
-        .map(|p| after.drops.get(p).copied().unwrap_or(0).saturating_sub(before.drops.get(p).copied().unwrap_or(0)))
+        .map(|p| {
+            after
+                .drops
+                .get(p)
+                .copied()
+                .unwrap_or(0)
+                .saturating_sub(before.drops.get(p).copied().unwrap_or(0))
+        })
         .sum();
-    let target_drops = match (before.drops.get(&target.port()), after.drops.get(&target.port())) {
+    let target_drops = match (
+        before.drops.get(&target.port()),
+        after.drops.get(&target.port()),
+    ) {
         (Some(a), Some(b)) if target.ip().is_loopback() => Some(b.saturating_sub(*a)),
         _ => None,
     };
@@ -657,7 +842,7 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         target: target.to_string(),
         pilots: args.pilots,
         layout: args.layout,
-        airports: args.layout.airports().len(),
+        airports: args.layout.airports().iter().map(|a| a.icao).collect(),
         spread_nm: spread,
         range_nm: args.range,
         hz: args.hz,
@@ -670,8 +855,13 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         send_errors: sent.errors,
         expected,
         received: recv.received,
-        delivery_ratio: if expected > 0 { recv.received as f64 / expected as f64 } else { 1.0 },
-        forwarded_per_s: recv.received as f64 / args.seconds,
+        delivery_ratio: if expected > 0 {
+            recv.received as f64 / expected as f64
+        } else {
+            1.0
+        },
+        forwarded_per_s: recv.window_arrivals as f64 / args.seconds,
+        forwarded_in_cpu_window: recv.cpu_window_arrivals,
         unexpected: recv.unexpected,
         malformed: recv.malformed,
         warmup_received: recv.warmup_received,
@@ -681,12 +871,14 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
             p99_us: h.percentile(99.0),
             p999_us: h.percentile(99.9),
             max_us: h.max(),
+            min_us: h.min(),
+            samples: h.count(),
             mean_us: h.mean(),
         },
         requested_send_rate: requested,
         achieved_send_rate: achieved,
-        max_send_rate: if sent.busy > Duration::ZERO {
-            (sent.sent + sent.warmup_sent) as f64 / sent.busy.as_secs_f64()
+        max_send_rate: if sent.cpu_s > 0.0 {
+            sent.sent as f64 / sent.cpu_s
         } else {
             0.0
         },
@@ -698,17 +890,19 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
         send_late_max_ms: sent.late_max.as_secs_f64() * 1e3,
         cpu_window_s: window,
         target_cpu_s: target_cpu,
-        target_cpu_s_per_m_forwarded: per_m(target_cpu, recv.received),
+        target_cpu_s_per_m_forwarded: per_m(target_cpu, recv.cpu_window_arrivals),
         target_cpu_s_per_m_received: per_m(target_cpu, sent.sent),
+        target_cpu_s_per_m_processed: target_drops
+            .and_then(|d| per_m(target_cpu, sent.sent.saturating_sub(d))),
         target_threads_cpu_s: args
             .target_pid
             .map(|_| procstat::thread_delta(&before.target_threads, &after.target_threads)),
         target_socket_drops: target_drops,
         generator_socket_drops: generator_drops,
-        generator_cpu_s: match (before.self_cpu, after.self_cpu) {
-            (Some(a), Some(b)) => Some(b - a),
-            _ => None,
-        },
+        generator_cpu_s: generator_cpu,
+        generator_threads_cpu_s: thread_cpu,
+        machine_busy_cpu_s: machine_busy,
+        other_cpu_s: other,
         interrupted,
         warnings,
     };
@@ -734,6 +928,7 @@ struct Snapshot {
     target_cpu: Option<f64>,
     target_threads: BTreeMap<String, f64>,
     self_cpu: Option<f64>,
+    machine_busy: Option<f64>,
     drops: std::collections::HashMap<u16, u64>,
 }
 
@@ -744,6 +939,7 @@ fn snapshot(pid: Option<u32>) -> Snapshot {
         target_cpu: pid.and_then(|p| procstat::process_cpu_s(p).ok()),
         target_threads: pid.map(procstat::thread_cpu_s).unwrap_or_default(),
         self_cpu: procstat::self_cpu_s(),
+        machine_busy: procstat::machine_busy_s(),
         drops: procstat::udp_drops_by_port(),
     };
     Snapshot {
@@ -767,17 +963,49 @@ fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     writeln!(out, "target                  {}", r.target)?;
     writeln!(
         out,
-        "pilots                  {} ({:?}, {} airport(s), spread {} nm, range {} nm)",
-        r.pilots, r.layout, r.airports, r.spread_nm, r.range_nm
+        "pilots                  {} ({:?} around {}, spread {} nm, range {} nm)",
+        r.pilots,
+        r.layout,
+        if r.airports.len() <= 3 {
+            r.airports.join(", ")
+        } else {
+            format!("{} airports", r.airports.len())
+        },
+        r.spread_nm,
+        r.range_nm
     )?;
-    writeln!(out, "rate                    {} Hz for {} s (after {} warmup round(s))", r.hz, r.seconds, r.warmup_rounds)?;
-    writeln!(out, "mean fan-out            {:.1} receivers per datagram", r.mean_fanout)?;
-    writeln!(out, "sent                    {} (unsent {}, send errors {})", r.sent, r.unsent, r.send_errors)?;
+    writeln!(
+        out,
+        "rate                    {} Hz for {} s (after {} warmup round(s))",
+        r.hz, r.seconds, r.warmup_rounds
+    )?;
+    writeln!(
+        out,
+        "mean fan-out            {:.1} receivers per datagram",
+        r.mean_fanout
+    )?;
+    writeln!(
+        out,
+        "sent                    {} (unsent {}, send errors {})",
+        r.sent, r.unsent, r.send_errors
+    )?;
     writeln!(out, "expected deliveries     {}", r.expected)?;
-    writeln!(out, "received                {} ({:.1}/s)", r.received, r.forwarded_per_s)?;
-    writeln!(out, "delivery ratio          {:.4}%", r.delivery_ratio * 100.0)?;
+    writeln!(
+        out,
+        "received                {} measured; throughput {:.0}/s forwarded during the window",
+        r.received, r.forwarded_per_s
+    )?;
+    writeln!(
+        out,
+        "delivery ratio          {:.4}%",
+        r.delivery_ratio * 100.0
+    )?;
     if r.unexpected + r.malformed > 0 {
-        writeln!(out, "unexpected / malformed  {} / {}", r.unexpected, r.malformed)?;
+        writeln!(
+            out,
+            "unexpected / malformed  {} / {}",
+            r.unexpected, r.malformed
+        )?;
     }
     let l = &r.latency;
     writeln!(
@@ -794,17 +1022,25 @@ fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         r.send_busy_fraction * 100.0,
         r.send_late_max_ms
     )?;
-    writeln!(out, "cpu window              {:.2} s; generator cpu {} s", r.cpu_window_s, opt(r.generator_cpu_s, 2))?;
+    writeln!(
+        out,
+        "cpu window              {:.2} s; generator cpu {} s; machine busy {} s, of which other processes {} s",
+        r.cpu_window_s,
+        opt(r.generator_cpu_s, 2),
+        opt(r.machine_busy_cpu_s, 2),
+        opt(r.other_cpu_s, 2)
+    )?;
     if r.target_cpu_s.is_some() {
         writeln!(
             out,
-            "target cpu              {} s; {} s per M forwarded; {} s per M received",
+            "target cpu              {} s; per M forwarded {} s, per M offered {} s, per M read {} s",
             opt(r.target_cpu_s, 2),
             opt(r.target_cpu_s_per_m_forwarded, 3),
-            opt(r.target_cpu_s_per_m_received, 3)
+            opt(r.target_cpu_s_per_m_received, 3),
+            opt(r.target_cpu_s_per_m_processed, 3)
         )?;
         if let Some(t) = &r.target_threads_cpu_s {
-            for (k, v) in t.iter().filter(|(_, v)| **v > 0.0) {
+            for (k, v) in t.iter().filter(|(_, v)| **v >= 0.01) {
                 writeln!(out, "  thread {k:<24} {v:.2} s")?;
             }
         }
@@ -812,7 +1048,9 @@ fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
     writeln!(
         out,
         "kernel socket drops     target {}, pilots {}",
-        r.target_socket_drops.map(|d| d.to_string()).unwrap_or_else(|| "-".into()),
+        r.target_socket_drops
+            .map(|d| d.to_string())
+            .unwrap_or_else(|| "-".into()),
         r.generator_socket_drops
     )?;
     if r.interrupted {

@@ -107,7 +107,8 @@ struct Outstanding {
 
 /// Runs the load.
 pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
-    if a.per_source == 0 || a.clients == 0 || !(a.scans_per_sec > 0.0) || !(a.seconds > 0.0) {
+    let positive = |v: f64| v.is_finite() && v > 0.0;
+    if a.per_source == 0 || a.clients == 0 || !positive(a.scans_per_sec) || !positive(a.seconds) {
         bail!("--per-source, --clients, --scans-per-sec and --seconds must be positive");
     }
     if !a.target.ip().is_loopback() {
@@ -172,7 +173,7 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
                 let key = u32::from_le_bytes([page[7], page[8], page[9], page[10]]);
                 // Every 16th scan is decoded and checked address by address; the others
                 // are counted from the page length so the generator keeps up.
-                let verify = key % 16 == 0;
+                let verify = key.is_multiple_of(16);
                 let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
                 let Some(st) = o.get_mut(&key) else { continue };
                 st.last = Some(now);

@@ -15,19 +15,26 @@ use std::os::fd::RawFd;
 /// truncated datagram is recognisable by its length.
 pub const RECV_BUF: usize = 2048;
 
+/// Control-message space per datagram, in u64 words (for one `SCM_TIMESTAMPNS`).
+const CTRL_WORDS: usize = 8;
+
 /// A set of receive buffers for one `recvmmsg` call.
 pub struct RecvBatch {
     bufs: Vec<u8>,
     iovs: Vec<libc::iovec>,
     names: Vec<libc::sockaddr_storage>,
+    /// u64 words keep every control buffer aligned for `cmsghdr`.
+    ctrl: Vec<u64>,
     hdrs: Vec<libc::mmsghdr>,
     with_addr: bool,
+    with_ctrl: bool,
     filled: usize,
 }
 
 impl RecvBatch {
-    /// `n` buffers (at least 1); `with_addr` asks for each datagram's source address.
-    pub fn new(n: usize, with_addr: bool) -> RecvBatch {
+    /// `n` buffers (at least 1); `with_addr` asks for each datagram's source address,
+    /// `with_ctrl` makes room for control messages (see [`RecvBatch::kernel_time`]).
+    pub fn new(n: usize, with_addr: bool, with_ctrl: bool) -> RecvBatch {
         let n = n.max(1);
         let mut b = RecvBatch {
             bufs: vec![0u8; n * RECV_BUF],
@@ -35,8 +42,10 @@ impl RecvBatch {
             // which all-zero bytes (null pointers, zero lengths) is a valid value.
             iovs: (0..n).map(|_| unsafe { zeroed() }).collect(),
             names: (0..n).map(|_| unsafe { zeroed() }).collect(),
+            ctrl: vec![0u64; if with_ctrl { n * CTRL_WORDS } else { 0 }],
             hdrs: (0..n).map(|_| unsafe { zeroed() }).collect(),
             with_addr,
+            with_ctrl,
             filled: 0,
         };
         let base = b.bufs.as_mut_ptr();
@@ -51,6 +60,13 @@ impl RecvBatch {
             h.msg_iovlen = 1;
             if with_addr {
                 h.msg_name = name.cast();
+            }
+        }
+        if with_ctrl {
+            let base = b.ctrl.as_mut_ptr();
+            for i in 0..n {
+                // SAFETY: i * CTRL_WORDS < n * CTRL_WORDS = ctrl.len().
+                b.hdrs[i].msg_hdr.msg_control = unsafe { base.add(i * CTRL_WORDS) }.cast();
             }
         }
         b
@@ -68,6 +84,7 @@ impl RecvBatch {
             } else {
                 0
             };
+            h.msg_hdr.msg_controllen = if self.with_ctrl { CTRL_WORDS * 8 } else { 0 };
         }
         // SAFETY: hdrs holds hdrs.len() initialised headers whose iovecs and names
         // point into live buffers of the advertised sizes (see `new`).
@@ -101,6 +118,37 @@ impl RecvBatch {
         i < self.filled && self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0
     }
 
+    /// The kernel's receive time of datagram `i` (`SO_TIMESTAMPNS`, `CLOCK_REALTIME`),
+    /// if the socket has timestamps on and the batch has control space.
+    pub fn kernel_time(&self, i: usize) -> Option<libc::timespec> {
+        if i >= self.filled || !self.with_ctrl {
+            return None;
+        }
+        let h = &self.hdrs[i].msg_hdr;
+        if h.msg_controllen > CTRL_WORDS * 8 || h.msg_flags & libc::MSG_CTRUNC != 0 {
+            return None;
+        }
+        // SAFETY: the header's control pointer and length describe our own buffer
+        // (the kernel only shrinks msg_controllen); the CMSG_* helpers stay inside
+        // it, and each cmsg is checked to hold a whole timespec before it is read.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(h);
+            while !c.is_null() {
+                let need = libc::CMSG_LEN(size_of::<libc::timespec>() as u32) as usize;
+                if (*c).cmsg_level == libc::SOL_SOCKET
+                    && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                    && (*c).cmsg_len as usize >= need
+                {
+                    return Some(std::ptr::read_unaligned(
+                        libc::CMSG_DATA(c).cast::<libc::timespec>(),
+                    ));
+                }
+                c = libc::CMSG_NXTHDR(h, c);
+            }
+        }
+        None
+    }
+
     /// Source address of datagram `i` (needs `with_addr`).
     pub fn addr(&self, i: usize) -> Option<SocketAddr> {
         if i >= self.filled || !self.with_addr {
@@ -122,7 +170,6 @@ pub struct SendList {
     names: Vec<libc::sockaddr_storage>,
     lens: Vec<libc::socklen_t>,
     hdrs: Vec<libc::mmsghdr>,
-    addrs: Vec<SocketAddr>,
 }
 
 impl SendList {
@@ -131,11 +178,13 @@ impl SendList {
         let mut s = SendList {
             // SAFETY: all-zero is a valid iovec (null, 0).
             iov: Box::new(unsafe { zeroed() }),
-            names: dests.iter().map(|&a| SockAddr::from(a).as_storage()).collect(),
+            names: dests
+                .iter()
+                .map(|&a| SockAddr::from(a).as_storage())
+                .collect(),
             lens: dests.iter().map(|&a| SockAddr::from(a).len()).collect(),
             // SAFETY: all-zero is a valid mmsghdr.
             hdrs: (0..dests.len()).map(|_| unsafe { zeroed() }).collect(),
-            addrs: dests.to_vec(),
         };
         let iov: *mut libc::iovec = &mut *s.iov;
         for i in 0..dests.len() {
@@ -152,11 +201,6 @@ impl SendList {
     /// Number of destinations.
     pub fn len(&self) -> usize {
         self.hdrs.len()
-    }
-
-    /// Destination `i`.
-    pub fn addr(&self, i: usize) -> Option<SocketAddr> {
-        self.addrs.get(i).copied()
     }
 
     /// Sends `payload` to destinations `range` (clamped to the list), at most
@@ -180,9 +224,8 @@ impl SendList {
             let n = (end - i).min(batch);
             // SAFETY: hdrs[i..i+n] are initialised; each points at its own sockaddr in
             // `names` and at `iov`, which points at `payload` (alive for this call).
-            let r = unsafe {
-                libc::sendmmsg(fd, self.hdrs.as_mut_ptr().add(i), n as libc::c_uint, 0)
-            };
+            let r =
+                unsafe { libc::sendmmsg(fd, self.hdrs.as_mut_ptr().add(i), n as libc::c_uint, 0) };
             if r > 0 {
                 let r = (r as usize).min(n);
                 sent += r as u64;
@@ -213,6 +256,46 @@ impl SendList {
     }
 }
 
+/// Turns on kernel receive timestamps (`SO_TIMESTAMPNS`) on a socket.
+pub fn enable_timestamps(fd: RawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: `on` is a valid c_int for the duration of the call.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// `CLOCK_REALTIME` in nanoseconds (the clock `SO_TIMESTAMPNS` uses).
+pub fn realtime_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts_ns(ts)
+}
+
+/// A timespec in nanoseconds.
+// time_t and c_long are i64 on 64-bit Linux but not everywhere.
+#[allow(clippy::unnecessary_cast)]
+pub fn ts_ns(ts: libc::timespec) -> i64 {
+    (ts.tv_sec as i64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as i64)
+}
+
 /// One `sendto` to a raw socket address.
 fn send_to(
     fd: RawFd,
@@ -238,17 +321,6 @@ fn send_to(
     }
 }
 
-/// One `send` on a connected socket.
-pub fn send(fd: RawFd, payload: &[u8]) -> io::Result<()> {
-    // SAFETY: payload is valid for payload.len() bytes during the call.
-    let r = unsafe { libc::send(fd, payload.as_ptr().cast(), payload.len(), 0) };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,17 +336,30 @@ mod tests {
         assert_eq!(list.send(tx.as_raw_fd(), b"hello", 0..2, 64), (2, 0));
         assert_eq!(list.send(tx.as_raw_fd(), b"again", 1..9, 1), (1, 0));
         rx1.set_read_timeout(Some(std::time::Duration::from_secs(2)))?;
-        let mut b = RecvBatch::new(8, true);
+        let mut b = RecvBatch::new(8, true, false);
         let n = b.recv(rx1.as_raw_fd(), libc::MSG_WAITFORONE)?;
         assert_eq!(n, 1);
         assert_eq!(b.datagram(0), b"hello");
         assert_eq!(b.addr(0), Some(tx.local_addr()?));
         assert!(b.datagram(5).is_empty());
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let mut b = RecvBatch::new(8, false);
+        let mut b = RecvBatch::new(8, false, true);
         assert_eq!(b.recv(rx2.as_raw_fd(), libc::MSG_DONTWAIT)?, 2);
-        assert_eq!((b.datagram(0), b.datagram(1)), (&b"hello"[..], &b"again"[..]));
+        assert_eq!(
+            (b.datagram(0), b.datagram(1)),
+            (&b"hello"[..], &b"again"[..])
+        );
         assert_eq!(b.addr(0), None);
+        // Timestamps were off when these arrived.
+        assert!(b.kernel_time(0).is_none());
+        enable_timestamps(rx2.as_raw_fd())?;
+        let before = realtime_ns();
+        list.send(tx.as_raw_fd(), b"stamped", 1..2, 1);
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(b.recv(rx2.as_raw_fd(), libc::MSG_DONTWAIT)?, 1);
+        let t = ts_ns(b.kernel_time(0).expect("a kernel timestamp"));
+        assert!(t >= before && t <= realtime_ns(), "{before} <= {t}");
+        assert_eq!(b.datagram(0), b"stamped");
         Ok(())
     }
 }

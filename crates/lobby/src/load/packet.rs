@@ -68,7 +68,8 @@ impl Datagram {
     /// Rewrites the pilot fields: callsign, range (plain low-16-bit form) and ECEF position.
     pub fn set_pilot(&mut self, callsign: &[u8; 8], range_nm: u16, pos: [f64; 3]) {
         self.buf[CALLSIGN_OFFSET..CALLSIGN_OFFSET + 8].copy_from_slice(callsign);
-        self.buf[RANGE_OFFSET..RANGE_OFFSET + 4].copy_from_slice(&u32::from(range_nm).to_be_bytes());
+        self.buf[RANGE_OFFSET..RANGE_OFFSET + 4]
+            .copy_from_slice(&u32::from(range_nm).to_be_bytes());
         for (k, v) in pos.iter().enumerate() {
             let o = POSITION_OFFSET + 8 * k;
             self.buf[o..o + 8].copy_from_slice(&v.to_be_bytes());
@@ -151,7 +152,14 @@ mod tests {
         assert_eq!(info.range_word, 42);
         assert_eq!(info.position, Some([1.0e6, -2.0e6, 6.0e6]));
         let s = read_stamp(d.bytes()).expect("stamp");
-        assert_eq!(s, Stamp { sent_s: 12.345678, sender: 9_999, seq: 77 });
+        assert_eq!(
+            s,
+            Stamp {
+                sent_s: 12.345678,
+                sender: 9_999,
+                seq: 77
+            }
+        );
         // The rest of the capture is untouched.
         assert_eq!(&d.bytes()[168..], &TEMPLATE[168..]);
         assert!(read_stamp(&d.bytes()[..500]).is_none());

@@ -61,11 +61,46 @@ pub fn thread_cpu_s(pid: u32) -> BTreeMap<String, f64> {
 }
 
 /// Per-thread CPU seconds used between two snapshots (threads present in `after`).
-pub fn thread_delta(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+pub fn thread_delta(
+    before: &BTreeMap<String, f64>,
+    after: &BTreeMap<String, f64>,
+) -> BTreeMap<String, f64> {
     after
         .iter()
         .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0.0)))
         .collect()
+}
+
+/// Busy CPU seconds of the whole machine so far (all CPUs: user, nice, system,
+/// irq, softirq and steal from the first line of `/proc/stat`).
+pub fn machine_busy_s() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_machine_busy(text.lines().next()?).map(|t| t as f64 / clock_ticks())
+}
+
+/// Busy ticks from the `cpu ` line of `/proc/stat`.
+pub fn parse_machine_busy(line: &str) -> Option<u64> {
+    let mut f = line.split_whitespace();
+    if f.next()? != "cpu" {
+        return None;
+    }
+    let v: Vec<u64> = f.map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal [guest guest_nice: already in user/nice]
+    let get = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some(get(0) + get(1) + get(2) + get(5) + get(6) + get(7))
+}
+
+/// CPU seconds the calling thread has used so far.
+pub fn this_thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we pass.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
 }
 
 /// Receive-queue drops per local UDP port, summed over `/proc/net/udp` and
@@ -107,8 +142,19 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_machine_cpu_line() {
+        assert_eq!(
+            parse_machine_busy("cpu  100 5 50 9000 7 1 2 3 0 0"),
+            Some(161)
+        );
+        assert_eq!(parse_machine_busy("cpu0 1 2 3 4"), None);
+        assert!(machine_busy_s().is_some());
+    }
+
+    #[test]
     fn parses_a_stat_line_with_spaces_in_comm() {
-        let line = "4242 (relay udp) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 3 0 123 0 0";
+        let line =
+            "4242 (relay udp) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 3 0 123 0 0";
         assert_eq!(parse_stat(line), Some(("relay udp".to_string(), 325)));
         assert_eq!(parse_stat("garbage"), None);
     }

@@ -80,12 +80,32 @@ fn bind(addr: SocketAddr, reuse_port: bool) -> Result<UdpSocket> {
     if reuse_port {
         s.set_reuse_port(true)?;
     }
+    if addr.is_ipv4() {
+        // DF on every datagram ("probe": the interface MTU, ignoring learned path
+        // MTUs). Besides being right for small datagrams, it spares each send the
+        // kernel's shared IP-ID generator (`__ip_select_ident`, ~10% of a send here).
+        set_pmtudisc_probe(&s);
+    }
     let _ = s.set_recv_buffer_size(8 << 20);
     let _ = s.set_send_buffer_size(8 << 20);
     s.bind(&addr.into())
         .with_context(|| format!("cannot bind UDP {addr}"))?;
     s.set_read_timeout(Some(TICK))?;
     Ok(s.into())
+}
+
+fn set_pmtudisc_probe(s: &Socket) {
+    let v: libc::c_int = libc::IP_PMTUDISC_PROBE;
+    // SAFETY: `v` is a valid c_int for the duration of the call; failure is harmless.
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_MTU_DISCOVER,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
 }
 
 impl Reflector {
@@ -131,7 +151,11 @@ impl Reflector {
             let _ = t.join();
         }
         let c = &self.counters;
-        (c.received.load(Relaxed), c.sent.load(Relaxed), c.failed.load(Relaxed))
+        (
+            c.received.load(Relaxed),
+            c.sent.load(Relaxed),
+            c.failed.load(Relaxed),
+        )
     }
 }
 
@@ -145,7 +169,7 @@ fn serve(
     stop: &AtomicBool,
 ) {
     let fd = sock.as_raw_fd();
-    let mut rb = RecvBatch::new(batch, true);
+    let mut rb = RecvBatch::new(batch, true, false);
     let mut use_mmsg = true;
     let mut fallback_buf = vec![0u8; 65536];
     // Sources this thread receives from, with when they were last heard.
@@ -159,7 +183,12 @@ fn serve(
         let n = if use_mmsg {
             match rb.recv(fd, libc::MSG_WAITFORONE) {
                 Ok(n) => n,
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)) => {
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)
+                    ) =>
+                {
                     tracing::warn!("recvmmsg unavailable ({e}); falling back to recv_from");
                     use_mmsg = false;
                     0
@@ -172,13 +201,14 @@ fn serve(
         let now = Instant::now();
         // Learn new sources first, so the member list is current for this batch.
         let mut fresh: Vec<SocketAddr> = Vec::new();
-        let mut note = |src: SocketAddr, heard: &mut HashMap<SocketAddr, Instant>| match heard.get_mut(&src) {
-            Some(t) => *t = now,
-            None => {
-                heard.insert(src, now);
-                fresh.push(src);
-            }
-        };
+        let mut note =
+            |src: SocketAddr, heard: &mut HashMap<SocketAddr, Instant>| match heard.get_mut(&src) {
+                Some(t) => *t = now,
+                None => {
+                    heard.insert(src, now);
+                    fresh.push(src);
+                }
+            };
         let mut single: Option<(usize, SocketAddr)> = None;
         if use_mmsg {
             for i in 0..n {
@@ -192,7 +222,11 @@ fn serve(
                     note(src, &mut heard);
                     single = Some((len, src));
                 }
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
+                    ) => {}
                 Err(_) => {}
             }
         }
@@ -225,7 +259,12 @@ fn serve(
         }
         let mut fan = |payload: &[u8], src: SocketAddr| {
             let (a, b) = match index.get(&src) {
-                Some(&k) => list.send(fd, payload, 0..k, batch).add(list.send(fd, payload, k + 1..list.len(), batch)),
+                Some(&k) => list.send(fd, payload, 0..k, batch).add(list.send(
+                    fd,
+                    payload,
+                    k + 1..list.len(),
+                    batch,
+                )),
                 None => list.send(fd, payload, 0..list.len(), batch),
             };
             counters.sent.fetch_add(a, Relaxed);
@@ -288,6 +327,8 @@ mod tests {
             for p in &peers {
                 p.set_read_timeout(Some(Duration::from_millis(500)))?;
                 p.send_to(b"hi", r.addr)?;
+                // Let the member list settle (with two threads, another thread may hold it).
+                std::thread::sleep(Duration::from_millis(30));
             }
             std::thread::sleep(Duration::from_millis(100));
             let mut buf = [0u8; 64];
@@ -300,7 +341,10 @@ mod tests {
                 let (n, from) = p.recv_from(&mut buf)?;
                 assert_eq!((&buf[..n], from), (&b"one"[..], r.addr));
             }
-            assert!(peers[0].recv_from(&mut buf).is_err(), "no echo to the sender");
+            assert!(
+                peers[0].recv_from(&mut buf).is_err(),
+                "no echo to the sender"
+            );
             let (received, sent, failed) = r.shutdown();
             assert_eq!((received, failed), (4, 0));
             assert_eq!(sent, 3 + 2); // greetings: 0 + 1 + 2; "one": 2
