@@ -466,3 +466,56 @@ fn bad_input_of_every_kind_then_valid_scans() {
         );
     }
 }
+
+#[test]
+fn every_filter_key_and_client_gating_over_udp() {
+    let m = Lobby::start(&["master", "--listen", "127.0.0.1:0", "--update-addr", "127.0.0.1:27999"], 1);
+    let master = v4(&m);
+    let infos = [
+        "\\gamedir\\valve\\map\\crossfire\\version\\0.21\\type\\d\\players\\0\\max\\8",
+        "\\gamedir\\cstrike\\map\\de_dust\\version\\0.21\\type\\l\\players\\8\\max\\8\\password\\1",
+        "\\gamedir\\valve\\map\\stalkyard\\version\\0.21\\players\\2\\max\\8\\secure\\1\\bots\\3",
+        "\\gamedir\\valve\\map\\crossfire\\version\\0.21\\lan\\1\\nat\\1\\players\\1\\max\\8",
+    ];
+    let servers: Vec<UdpSocket> = (0..4).map(|_| sock("127.0.21.1")).collect();
+    for (s, info) in servers.iter().zip(infos) {
+        assert!(register(s, master, info));
+    }
+    let a: Vec<SocketAddr> = servers.iter().map(|s| s.local_addr().unwrap()).collect();
+    let c = sock("127.0.21.2");
+    scan_until(&c, master, "\\clver\\0.21", "all four", |l| l.len() == 4);
+    let cases: &[(&str, &[usize])] = &[
+        ("\\gamedir\\valve", &[0, 2, 3]),
+        ("\\gamedir\\VALVE", &[]),
+        ("\\map\\crossfire", &[0, 3]),
+        ("\\protocol\\49", &[0, 1, 2, 3]),
+        ("\\protocol\\48", &[]),
+        ("\\dedicated\\1", &[0]),
+        ("\\password\\1", &[1]),
+        ("\\secure\\1", &[2]),
+        ("\\bots\\1", &[2]),
+        ("\\lan\\1", &[3]),
+        ("\\empty\\1", &[0]),
+        ("\\noplayers\\1", &[0]),
+        ("\\full\\1", &[1]),
+        ("\\nat\\1", &[3]),
+        ("\\nat\\0", &[0, 1, 2]),
+    ];
+    for (i, (f, want)) in cases.iter().enumerate() {
+        let client = sock(&format!("127.0.22.{}", i + 1));
+        let (mut got, _) = scan(&client, master, &format!("{f}\\clver\\0.21\\key\\1"));
+        got.sort();
+        let mut want: Vec<SocketAddr> = want.iter().map(|&k| a[k]).collect();
+        want.sort();
+        assert_eq!(got, want, "filter {f}");
+    }
+    // An outdated client gets the update entry, then the fake info reply.
+    let old = sock("127.0.23.1");
+    let (list, _) = scan(&old, master, "\\gamedir\\cstrike\\clver\\0.19\\key\\1");
+    assert_eq!(list, vec!["127.0.0.1:27999".parse::<SocketAddr>().unwrap()]);
+    old.send_to(b"\xff\xff\xff\xffinfo 48", master).unwrap();
+    let mut buf = [0u8; 1024];
+    let (n, _) = old.recv_from(&mut buf).expect("fake info reply");
+    let text = String::from_utf8_lossy(&buf[..n]);
+    assert!(text.contains("\\map\\Update please") && text.contains("\\gamedir\\cstrike"), "{text}");
+}
