@@ -221,4 +221,13 @@ blacklist = 192.0.2.0/24
         assert_eq!(r.listen, vec!["127.0.0.1:6000"]);
         assert!(r.telnet.is_empty());
     }
+
+    proptest::proptest! {
+        /// Any text is either applied or refused with an error; it never panics.
+        #[test]
+        fn arbitrary_files_never_panic(text in "(\\PC{0,40}\n){0,20}") {
+            let mut r = RelaySection::default();
+            let _ = apply(&text, "fuzz", &mut r);
+        }
+    }
 }

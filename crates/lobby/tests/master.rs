@@ -469,7 +469,16 @@ fn bad_input_of_every_kind_then_valid_scans() {
 
 #[test]
 fn every_filter_key_and_client_gating_over_udp() {
-    let m = Lobby::start(&["master", "--listen", "127.0.0.1:0", "--update-addr", "127.0.0.1:27999"], 1);
+    let m = Lobby::start(
+        &[
+            "master",
+            "--listen",
+            "127.0.0.1:0",
+            "--update-addr",
+            "127.0.0.1:27999",
+        ],
+        1,
+    );
     let master = v4(&m);
     let infos = [
         "\\gamedir\\valve\\map\\crossfire\\version\\0.21\\type\\d\\players\\0\\max\\8",
@@ -517,5 +526,8 @@ fn every_filter_key_and_client_gating_over_udp() {
     let mut buf = [0u8; 1024];
     let (n, _) = old.recv_from(&mut buf).expect("fake info reply");
     let text = String::from_utf8_lossy(&buf[..n]);
-    assert!(text.contains("\\map\\Update please") && text.contains("\\gamedir\\cstrike"), "{text}");
+    assert!(
+        text.contains("\\map\\Update please") && text.contains("\\gamedir\\cstrike"),
+        "{text}"
+    );
 }

@@ -992,4 +992,24 @@ mod tests {
         assert_eq!(strip_colors("100^%"), "100^%");
         assert_eq!(ansi_colors("^1R"), "\x1b[31mR\x1b[0m");
     }
+
+    proptest::proptest! {
+        /// Hostile datagrams of any kind, fed to every kind of session, never panic
+        /// and never make a session send more than a few datagrams at once.
+        #[test]
+        fn hostile_replies_never_panic(packets in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..1500), 1..8), prefix in 0usize..6) {
+            let prefixes: [&[u8]; 6] = [b"", b"\xff\xff\xff\xff", b"\xfe\xff\xff\xff", b"\xff\xff\xff\xffinfo\n", b"\xff\xff\xff\xffchallenge ", b"\xff\xff\xff\xffA"];
+            for kind in [Kind::Info, Kind::Players, Kind::Rules, Kind::Ping, Kind::Connect] {
+                let (mut s, _, now) = start(kind);
+                for p in &packets {
+                    let mut d = prefixes[prefix].to_vec();
+                    d.extend_from_slice(p);
+                    if let Step::Send(out) = s.handle(&d, now) {
+                        proptest::prop_assert!(out.len() <= 2);
+                    }
+                }
+                let _ = s.handle_timeout(now + T * 10);
+            }
+        }
+    }
 }
