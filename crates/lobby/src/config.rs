@@ -434,6 +434,8 @@ pub struct RelaySection {
     pub max_pilots: usize,
     /// Receive threads per listen address (SO_REUSEPORT); 0 = one per CPU core.
     pub workers: usize,
+    /// SCHED_FIFO priority (1-99) for the UDP workers; 0 = normal scheduling.
+    pub realtime_priority: u8,
 }
 
 impl Default for RelaySection {
@@ -454,6 +456,7 @@ impl Default for RelaySection {
             blacklist: vec![],
             max_pilots: d.max_pilots,
             workers: 0,
+            realtime_priority: 0,
         }
     }
 }

@@ -117,7 +117,7 @@ impl MasterServer {
             tracing::info!(file = %p.display(), servers = n, bans = saved.bans.len(), "state restored");
         }
         let engine = Arc::new(Mutex::new(engine));
-        let udp = UdpServer::start("master", engine.clone(), listen, workers)?;
+        let udp = UdpServer::start("master", engine.clone(), listen, workers, 0)?;
         lock(&engine).set_local_addrs(udp.addrs.clone());
         let saver = state_file.clone().map(|p| {
             let engine = engine.clone();

