@@ -133,6 +133,28 @@ pub enum ServerType {
     Unknown,
 }
 
+impl ServerType {
+    /// From the info value's letter (`d`, `l`, `p`; anything else is `Unknown`).
+    pub fn from_letter(b: u8) -> ServerType {
+        match b {
+            b'd' => ServerType::Dedicated,
+            b'l' => ServerType::Listen,
+            b'p' => ServerType::Proxy,
+            _ => ServerType::Unknown,
+        }
+    }
+
+    /// The letter (`?` for `Unknown`).
+    pub fn letter(self) -> u8 {
+        match self {
+            ServerType::Dedicated => b'd',
+            ServerType::Listen => b'l',
+            ServerType::Proxy => b'p',
+            ServerType::Unknown => b'?',
+        }
+    }
+}
+
 /// `os` in a server's info (the engine always sends `w`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Os {
@@ -144,6 +166,28 @@ pub enum Os {
     Mac,
     /// Anything else.
     Unknown,
+}
+
+impl Os {
+    /// From the info value's letter (`l`, `w`, `m`; anything else is `Unknown`).
+    pub fn from_letter(b: u8) -> Os {
+        match b {
+            b'l' => Os::Linux,
+            b'w' => Os::Windows,
+            b'm' => Os::Mac,
+            _ => Os::Unknown,
+        }
+    }
+
+    /// The letter (`?` for `Unknown`).
+    pub fn letter(self) -> u8 {
+        match self {
+            Os::Linux => b'l',
+            Os::Windows => b'w',
+            Os::Mac => b'm',
+            Os::Unknown => b'?',
+        }
+    }
 }
 
 /// The typed content of a server's info, as a master stores it.
@@ -223,18 +267,14 @@ impl ServerAdd {
                 b"map" => s.map = v.to_vec(),
                 b"type" => {
                     s.server_type = match v {
-                        b"d" => ServerType::Dedicated,
-                        b"l" => ServerType::Listen,
-                        b"p" => ServerType::Proxy,
+                        [c] => ServerType::from_letter(*c),
                         _ => ServerType::Unknown,
                     }
                 }
                 b"password" => s.password = parse_flag(v).ok_or_else(bad)?,
                 b"os" => {
                     s.os = match v {
-                        b"l" => Os::Linux,
-                        b"w" => Os::Windows,
-                        b"m" => Os::Mac,
+                        [c] => Os::from_letter(*c),
                         _ => Os::Unknown,
                     }
                 }
