@@ -361,6 +361,29 @@ fn start_knot(dir: &Path) -> Knot {
     panic!("knotd did not start; see {}/knot.log", kdir.display());
 }
 
+/// `lobby dns` in push-only mode towards `knot`, signing with the key in `secret`.
+fn push_to(knot: &Knot, conf: &Path, secret: &Path) -> Lobby {
+    let knot_addr = knot.addr.to_string();
+    Lobby::start(
+        &[
+            "dns",
+            "--config",
+            conf.to_str().unwrap(),
+            "--listen",
+            "off",
+            "--http",
+            "127.0.0.1:0",
+            "--push",
+            &knot_addr,
+            "--tsig-key-name",
+            "lobby-key",
+            "--tsig-secret-file",
+            secret.to_str().unwrap(),
+        ],
+        1,
+    )
+}
+
 #[test]
 fn push_mode_sends_tsig_signed_updates_to_knot() {
     let dir = tmp("push");
@@ -376,24 +399,7 @@ fn push_mode_sends_tsig_signed_updates_to_knot() {
     // A wrong key is refused by knot and reported, not silently ignored.
     let wrong = dir.join("wrong.secret");
     std::fs::write(&wrong, "d3Jvbmcta2V5LXdyb25nLWtleS13cm9uZy1rZXktISE=").unwrap();
-    let bad = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--listen",
-            "off",
-            "--http",
-            "127.0.0.1:0",
-            "--push",
-            &knot.addr.to_string(),
-            "--tsig-key-name",
-            "lobby-key",
-            "--tsig-secret-file",
-            wrong.to_str().unwrap(),
-        ],
-        1,
-    );
+    let bad = push_to(&knot, &conf, &wrong);
     std::thread::sleep(Duration::from_millis(800));
     assert!(
         dig(knot.addr, "_fgms._udp.fg.test", "SRV", false).is_empty(),
@@ -401,24 +407,7 @@ fn push_mode_sends_tsig_signed_updates_to_knot() {
     );
     assert!(bad.stderr().contains("push to"), "{}", bad.stderr());
     drop(bad);
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--listen",
-            "off",
-            "--http",
-            "127.0.0.1:0",
-            "--push",
-            &knot.addr.to_string(),
-            "--tsig-key-name",
-            "lobby-key",
-            "--tsig-secret-file",
-            secret.to_str().unwrap(),
-        ],
-        1,
-    );
+    let d = push_to(&knot, &conf, &secret);
     let wait_for = |name: &str, rtype: &str, pred: &dyn Fn(&[String]) -> bool, what: &str| {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
