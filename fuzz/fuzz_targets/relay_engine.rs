@@ -36,6 +36,6 @@ fuzz_target!(|data: &[u8]| {
             }
             assert_eq!(bytes.len(), d.len());
         }
-        e.handle_timeout(now);
+        e.handle_timeout(now, &mut out);
     }
 });

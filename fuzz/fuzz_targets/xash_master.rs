@@ -25,14 +25,15 @@ fuzz_target!(|data: &[u8]| {
 
     let t0 = Instant::now();
     let mut e = master::Engine::new(master::Config::default(), Arc::new(master::Stats::default()), [3; 32], t0);
-    let mut out = Vec::new();
+    let mut out = master::Outbox::new();
     for (i, chunk) in data.split(|&b| b == 0xfe).enumerate() {
         let from: SocketAddr = format!("127.0.0.{}:27015", i % 4 + 1).parse().unwrap();
         let now = t0 + Duration::from_millis(i as u64 * 100);
         e.handle(chunk, from, now, &mut out);
-        e.handle_timeout(now);
-        for t in out.drain(..) {
-            assert!(t.payload.as_bytes().len() <= 1400);
+        e.handle_timeout(now, &mut out);
+        for t in out.iter() {
+            assert!(t.payload.len() <= 1400);
         }
+        out.clear();
     }
 });

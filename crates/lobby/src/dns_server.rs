@@ -3,7 +3,7 @@
 //! primary server, and `mpservers.xml` for the HTTP listener.
 
 use crate::config::{DirectorySection, DnsSection};
-use crate::listening;
+use crate::lifecycle::listening;
 use anyhow::{bail, Context, Result};
 use base64::Engine as _;
 use directory::health::Health;
@@ -410,7 +410,7 @@ impl DnsServer {
         let directory = Arc::new(Mutex::new(d));
         if let Some(p) = &push {
             let (owned, o) = {
-                let d = crate::udp_service::lock(&directory);
+                let d = crate::lifecycle::lock(&directory);
                 (
                     d.owned().map_err(|e| anyhow::anyhow!("{e}"))?,
                     d.zone.origin.clone(),
@@ -453,7 +453,7 @@ async fn probe_loop(
     loop {
         tick.tick().await;
         let targets: Vec<(usize, Option<SocketAddr>)> = {
-            let d = crate::udp_service::lock(&directory);
+            let d = crate::lifecycle::lock(&directory);
             d.relays
                 .iter()
                 .enumerate()
@@ -480,7 +480,7 @@ async fn probe_loop(
             }
         }
         let (records, owned, origin, serial) = {
-            let mut d = crate::udp_service::lock(&directory);
+            let mut d = crate::lifecycle::lock(&directory);
             if push.is_some() {
                 old_owned = d.owned().unwrap_or_default();
             }

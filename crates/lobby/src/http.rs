@@ -1,8 +1,7 @@
 //! The HTTP listener shared by every part: the Xash3D engine's static server list
 //! (`GET /v1/servers/<gamedir>`) from the master's live table, and `/stats`.
 
-use crate::listening;
-use crate::udp_service::lock;
+use crate::lifecycle::{listening, lock, Supervisor};
 use anyhow::{Context, Result};
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
@@ -93,14 +92,18 @@ async fn index() -> &'static str {
 
 /// A running HTTP listener.
 pub struct HttpServer {
-    tasks: Vec<tokio::task::JoinHandle<()>>,
     /// Bound addresses.
     pub addrs: Vec<SocketAddr>,
 }
 
 impl HttpServer {
-    /// Binds, prints `listening http tcp ADDR` lines, serves.
-    pub async fn start(listen: &[SocketAddr], sources: Sources) -> Result<HttpServer> {
+    /// Binds, prints `listening http tcp ADDR` lines, serves under `sup` until its stop
+    /// signal (then finishes the requests in flight).
+    pub async fn start(
+        sup: &Supervisor,
+        listen: &[SocketAddr],
+        sources: Sources,
+    ) -> Result<HttpServer> {
         let app = Router::new()
             .route("/", get(index))
             .route("/v1/servers/{gamedir}", get(servers))
@@ -108,7 +111,6 @@ impl HttpServer {
             .route("/mpservers.xml", get(mpservers))
             .route("/mpstatus/mpservers.xml", get(mpservers))
             .with_state(sources);
-        let mut tasks = Vec::new();
         let mut addrs = Vec::new();
         for &a in listen {
             let l = TcpListener::bind(a)
@@ -117,20 +119,14 @@ impl HttpServer {
             let bound = l.local_addr()?;
             listening("http", "tcp", bound);
             addrs.push(bound);
-            let app = app.clone();
-            tasks.push(tokio::spawn(async move {
-                if let Err(e) = axum::serve(l, app).await {
-                    tracing::error!(error = %e, "HTTP server stopped");
-                }
-            }));
+            let (app, stop) = (app.clone(), sup.stop().clone());
+            sup.spawn_task("http", async move {
+                axum::serve(l, app)
+                    .with_graceful_shutdown(async move { stop.stopped().await })
+                    .await
+                    .context("HTTP server stopped")
+            });
         }
-        Ok(HttpServer { tasks, addrs })
-    }
-
-    /// Stops serving.
-    pub fn shutdown(self) {
-        for t in self.tasks {
-            t.abort();
-        }
+        Ok(HttpServer { addrs })
     }
 }

@@ -1,30 +1,15 @@
 //! The master part: [`master::Engine`] served over UDP, with its state file.
 
-use crate::udp_service::{lock, Service, UdpServer};
+use crate::lifecycle::{lock, Stop, Supervisor};
+use crate::udp_worker::{self, Workers};
 use anyhow::{bail, Context, Result};
 use master::state::{SavedState, STATE_VERSION};
-use master::{Engine, Stats, Transmit};
+use master::{Engine, Stats};
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-impl Service for Engine {
-    type Out = Vec<Transmit>;
-    fn handle(&mut self, d: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
-        Engine::handle(self, d, from, now, out);
-    }
-    fn timeout(&mut self, now: Instant) {
-        self.handle_timeout(now);
-    }
-    fn sends(out: &Vec<Transmit>) -> impl Iterator<Item = (&[u8], SocketAddr)> {
-        out.iter().map(|t| (t.payload.as_bytes(), t.to))
-    }
-    fn clear(out: &mut Vec<Transmit>) {
-        out.clear();
-    }
-}
 
 /// 32 random bytes for the challenge key, from the kernel.
 pub fn random_secret() -> Result<[u8; 32]> {
@@ -95,14 +80,15 @@ pub fn save_state(path: &Path, state: &SavedState) -> Result<()> {
 /// A running master.
 pub struct MasterServer {
     engine: Arc<Mutex<Engine>>,
-    udp: UdpServer,
+    udp: Vec<SocketAddr>,
     state_file: Option<PathBuf>,
-    saver: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl MasterServer {
-    /// Restores the state file, binds, prints the `listening` lines and serves.
+    /// Restores the state file, binds, prints the `listening` lines and serves under
+    /// `sup`; with a state file, a saver task writes it every `save_interval`.
     pub fn start(
+        sup: &Supervisor,
         config: master::Config,
         listen: &[SocketAddr],
         workers: usize,
@@ -117,36 +103,26 @@ impl MasterServer {
             tracing::info!(file = %p.display(), servers = n, bans = saved.bans.len(), "state restored");
         }
         let engine = Arc::new(Mutex::new(engine));
-        let udp = UdpServer::start("master", engine.clone(), listen, workers, 0)?;
-        lock(&engine).set_local_addrs(udp.addrs.clone());
-        let saver = state_file.clone().map(|p| {
-            let engine = engine.clone();
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(save_interval);
-                tick.tick().await;
-                loop {
-                    tick.tick().await;
-                    let state = lock(&engine).export(Instant::now());
-                    let p2 = p.clone();
-                    match tokio::task::spawn_blocking(move || save_state(&p2, &state)).await {
-                        Ok(Err(e)) => tracing::error!("{e:#}"),
-                        Err(e) => tracing::error!("state saver failed: {e}"),
-                        Ok(Ok(())) => {}
-                    }
-                }
-            })
-        });
+        let workers = Workers {
+            per_addr: workers,
+            realtime_priority: 0,
+        };
+        let udp = udp_worker::serve(sup, "master", engine.clone(), listen, workers)?;
+        lock(&engine).set_local_addrs(udp.clone());
+        if let Some(p) = state_file.clone() {
+            let task = save_loop(p, engine.clone(), save_interval, sup.stop().clone());
+            sup.spawn_task("master-saver", task);
+        }
         Ok(MasterServer {
             engine,
             udp,
             state_file,
-            saver,
         })
     }
 
     /// Bound UDP addresses.
     pub fn udp_addrs(&self) -> &[SocketAddr] {
-        &self.udp.addrs
+        &self.udp
     }
 
     /// The engine, for reloads and readers (HTTP).
@@ -159,18 +135,41 @@ impl MasterServer {
         lock(&self.engine).reconfigure(config);
     }
 
-    /// Stops serving and saves the state one last time.
-    pub fn shutdown(self) -> Result<()> {
-        if let Some(s) = self.saver {
-            s.abort();
-        }
-        self.udp.shutdown();
+    /// Saves the state one last time. Call once, after the supervisor has stopped the
+    /// workers and the saver, so nothing changes the table or writes the file after it.
+    pub fn final_save(&self) -> Result<()> {
         if let Some(p) = &self.state_file {
             let state = lock(&self.engine).export(Instant::now());
             save_state(p, &state)?;
             tracing::info!(file = %p.display(), servers = state.servers.len(), "state saved");
         }
         Ok(())
+    }
+}
+
+/// Saves the state every `interval` until the stop signal. A failed save is logged
+/// and retried at the next interval (a full disk must not stop the master).
+async fn save_loop(
+    path: PathBuf,
+    engine: Arc<Mutex<Engine>>,
+    interval: Duration,
+    stop: Stop,
+) -> Result<()> {
+    let mut tick = tokio::time::interval(interval);
+    tick.tick().await;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.stopped() => return Ok(()),
+        }
+        crate::lifecycle::injected_panic("master-saver");
+        let state = lock(&engine).export(Instant::now());
+        let p = path.clone();
+        match tokio::task::spawn_blocking(move || save_state(&p, &state)).await {
+            Ok(Err(e)) => tracing::error!("{e:#}"),
+            Err(e) => tracing::error!("state saver failed: {e}"),
+            Ok(Ok(())) => {}
+        }
     }
 }
 

@@ -1,48 +1,32 @@
 //! The relay part: [`relay::Engine`] served over UDP, and the telnet pilot list.
 
-use crate::listening;
-use crate::udp_service::{lock, Service, UdpServer};
+use crate::lifecycle::{listening, lock, Stop, Supervisor};
+use crate::udp_worker::{self, Workers};
 use anyhow::{Context, Result};
-use relay::{Engine, Outbox, Stats};
+use relay::{Engine, Stats};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
-impl Service for Engine {
-    type Out = Outbox;
-    fn handle(&mut self, d: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
-        Engine::handle(self, d, from, now, out);
-    }
-    fn timeout(&mut self, now: Instant) {
-        self.handle_timeout(now);
-    }
-    fn sends(out: &Outbox) -> impl Iterator<Item = (&[u8], SocketAddr)> {
-        out.iter()
-    }
-    fn clear(out: &mut Outbox) {
-        out.clear();
-    }
-}
-
 /// A running relay.
 pub struct RelayServer {
     engine: Arc<Mutex<Engine>>,
-    udp: UdpServer,
+    udp: Vec<SocketAddr>,
     /// Bound telnet addresses.
     pub telnet: Vec<SocketAddr>,
-    telnet_tasks: Vec<tokio::task::JoinHandle<()>>,
 }
 
 impl RelayServer {
-    /// Binds every listener, prints the `listening ...` lines and starts serving.
+    /// Binds every listener, prints the `listening ...` lines and starts serving
+    /// under `sup`.
     pub async fn start(
+        sup: &Supervisor,
         config: relay::Config,
         listen: &[SocketAddr],
         telnet: &[SocketAddr],
-        workers: usize,
-        realtime_priority: u8,
+        workers: Workers,
     ) -> Result<RelayServer> {
         let engine = Arc::new(Mutex::new(Engine::new(config, Arc::new(Stats::default()))));
         let mut listeners = Vec::new();
@@ -52,28 +36,27 @@ impl RelayServer {
                 .with_context(|| format!("cannot bind telnet TCP {a}"))?;
             listeners.push(l);
         }
-        let udp = UdpServer::start("relay", engine.clone(), listen, workers, realtime_priority)?;
+        let udp = udp_worker::serve(sup, "relay", engine.clone(), listen, workers)?;
         let mut telnet = Vec::new();
-        for l in &listeners {
+        for l in listeners {
             let a = l.local_addr()?;
             listening("relay", "telnet", a);
             telnet.push(a);
+            sup.spawn_task(
+                "relay-telnet",
+                telnet_loop(l, engine.clone(), sup.stop().clone()),
+            );
         }
-        let telnet_tasks = listeners
-            .into_iter()
-            .map(|l| tokio::spawn(telnet_loop(l, engine.clone())))
-            .collect();
         Ok(RelayServer {
             engine,
             udp,
             telnet,
-            telnet_tasks,
         })
     }
 
     /// Bound UDP addresses.
     pub fn udp_addrs(&self) -> &[SocketAddr] {
-        &self.udp.addrs
+        &self.udp
     }
 
     /// The engine, for reloads and readers (HTTP, metrics).
@@ -85,19 +68,16 @@ impl RelayServer {
     pub fn reconfigure(&self, config: relay::Config) {
         lock(&self.engine).reconfigure(config);
     }
-
-    /// Stops every thread and task.
-    pub fn shutdown(self) {
-        for t in self.telnet_tasks {
-            t.abort();
-        }
-        self.udp.shutdown();
-    }
 }
 
-async fn telnet_loop(listener: TcpListener, engine: Arc<Mutex<Engine>>) {
+/// Accepts telnet connections until the stop signal; each gets the pilot list.
+async fn telnet_loop(listener: TcpListener, engine: Arc<Mutex<Engine>>, stop: Stop) -> Result<()> {
     loop {
-        let (mut conn, peer) = match listener.accept().await {
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stop.stopped() => return Ok(()),
+        };
+        let (mut conn, peer) = match accepted {
             Ok(c) => c,
             Err(e) => {
                 tracing::warn!(error = %e, "telnet accept failed");
@@ -105,6 +85,7 @@ async fn telnet_loop(listener: TcpListener, engine: Arc<Mutex<Engine>>) {
                 continue;
             }
         };
+        crate::lifecycle::injected_panic("relay-telnet");
         let text = {
             let e = lock(&engine);
             relay::telnet::render(&e.config().name, &e.pilots(Instant::now()), e.stats())

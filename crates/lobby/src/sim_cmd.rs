@@ -2,16 +2,15 @@
 //! own UDP port, registered with the given masters. The protocol lives in the pure
 //! [`sim::Server`] state machine; this is the thin socket loop around it.
 
+use crate::lifecycle::{listening, Signals, Stop, Supervisor};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 pub use sim::FleetSpec;
-use sim::{Server, Transmit};
+use sim::{Outbox, Server};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 use std::time::Instant;
 use tokio::net::UdpSocket;
-use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
 /// The port masters listen on when an address gives none.
 const DEFAULT_MASTER_PORT: u16 = 27010;
@@ -149,33 +148,35 @@ impl SimArgs {
 
 /// Runs `lobby sim` until SIGTERM or Ctrl-C, then says goodbye to the masters.
 pub async fn run(args: SimArgs) -> Result<ExitCode> {
-    use tokio::signal::unix::{signal, SignalKind};
-    // Registered before the `listening` lines, so a signal right after them is not lost.
-    let mut term = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
-    let mut int = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+    let mut signals = Signals::install()?;
     let spec = args.spec().await?;
-    let fleet = Fleet::start(spec).await?;
+    let sup = Supervisor::new()?;
+    let fleet = Fleet::start(&sup, spec).await?;
     tracing::info!(servers = fleet.addrs().len(), "simulating; SIGTERM stops");
-    tokio::select! {
-        _ = term.recv() => {}
-        _ = int.recv() => {}
-    }
+    let code = tokio::select! {
+        _ = signals.next_stop() => ExitCode::SUCCESS,
+        f = sup.failed() => {
+            tracing::error!(part = %f.part, reason = %f.reason, "part failed; stopping");
+            ExitCode::from(1)
+        }
+    };
     tracing::info!("stopping");
-    fleet.shutdown().await;
-    Ok(ExitCode::SUCCESS)
+    // Each server sends the shutdown message `b\n` to its masters as it stops.
+    sup.shutdown().await;
+    Ok(code)
 }
 
 /// A running fleet of simulated servers.
 pub struct Fleet {
     addrs: Vec<SocketAddr>,
-    stop: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<()>>,
 }
 
 impl Fleet {
     /// Binds every server's socket, prints one `listening sim udp ADDR` line per
-    /// server, and starts serving (the first heartbeats go out at once).
-    pub async fn start(spec: FleetSpec) -> Result<Fleet> {
+    /// server, and starts serving under `sup` (the first heartbeats go out at once).
+    /// Every server stops with the supervisor's stop signal, sending the shutdown
+    /// message `b\n` to its masters first.
+    pub async fn start(sup: &Supervisor, spec: FleetSpec) -> Result<Fleet> {
         let mut configs = spec.configs()?;
         let v4 = spec.listen_ip.is_ipv4();
         for c in &mut configs {
@@ -195,10 +196,8 @@ impl Fleet {
                 .with_context(|| format!("cannot bind UDP {a} for simulated server {}", i + 1))?;
             sockets.push(s);
         }
-        let (stop, stopped) = watch::channel(false);
         let now = Instant::now();
         let mut addrs = Vec::with_capacity(sockets.len());
-        let mut tasks = Vec::with_capacity(sockets.len());
         for (sock, config) in sockets.into_iter().zip(configs) {
             let addr = sock.local_addr()?;
             tracing::info!(
@@ -212,26 +211,16 @@ impl Fleet {
             );
             let mut server = Server::new(config, now)?;
             server.set_local_addr(addr);
-            crate::listening("sim", "udp", addr);
+            listening("sim", "udp", addr);
             addrs.push(addr);
-            tasks.push(tokio::spawn(serve(sock, server, stopped.clone())));
+            sup.spawn_task("sim", serve(sock, server, sup.stop().clone()));
         }
-        Ok(Fleet { addrs, stop, tasks })
+        Ok(Fleet { addrs })
     }
 
     /// The bound address of every server, in order.
     pub fn addrs(&self) -> &[SocketAddr] {
         &self.addrs
-    }
-
-    /// Stops every server; each sends the shutdown message `b\n` to its masters first.
-    pub async fn shutdown(self) {
-        let _ = self.stop.send(true);
-        for t in self.tasks {
-            if let Err(e) = t.await {
-                tracing::error!("simulated server task failed: {e}");
-            }
-        }
     }
 }
 
@@ -243,33 +232,37 @@ async fn sleep_until(t: Option<Instant>) {
     }
 }
 
-async fn send_all(sock: &UdpSocket, out: &[Transmit]) {
-    for t in out {
-        if let Err(e) = sock.send_to(&t.payload, t.to).await {
+async fn send_all(sock: &UdpSocket, out: &mut Outbox) {
+    for t in out.iter() {
+        if let Err(e) = sock.send_to(t.payload, t.to).await {
             tracing::debug!(to = %t.to, error = %e, "send failed");
         }
     }
+    out.clear();
 }
 
 /// One server's loop: datagrams and timers into the engine, its output onto the wire.
-async fn serve(sock: UdpSocket, mut server: Server, mut stop: watch::Receiver<bool>) {
+async fn serve(sock: UdpSocket, mut server: Server, stop: Stop) -> Result<()> {
     let mut buf = vec![0u8; 65536];
+    let mut out = Outbox::new();
     loop {
         let wake = server.poll_timeout();
-        let out = tokio::select! {
+        tokio::select! {
             r = sock.recv_from(&mut buf) => match r {
-                Ok((n, from)) => server.handle(&buf[..n], from, Instant::now()),
+                Ok((n, from)) => server.handle(&buf[..n], from, Instant::now(), &mut out),
                 Err(e) => {
                     // ICMP errors from earlier sends surface here; keep serving.
                     tracing::debug!(error = %e, "receive error");
                     continue;
                 }
             },
-            _ = sleep_until(wake) => server.handle_timeout(Instant::now()),
-            _ = stop.changed() => break,
+            _ = sleep_until(wake) => server.handle_timeout(Instant::now(), &mut out),
+            _ = stop.stopped() => break,
         };
-        send_all(&sock, &out).await;
+        send_all(&sock, &mut out).await;
     }
-    send_all(&sock, &server.shutdown()).await;
+    server.shutdown(&mut out);
+    send_all(&sock, &mut out).await;
     tracing::debug!(stats = ?server.stats(), "simulated server stopped");
+    Ok(())
 }

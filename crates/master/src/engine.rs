@@ -6,6 +6,7 @@ use crate::ratelimit::{RateLimiter, Verdict};
 use crate::state::{SavedServer, SavedState, STATE_VERSION};
 use crate::stats::{Counter, Stats};
 use crate::table::{Registered, Server, Table};
+use sansio::Outbox;
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -18,34 +19,6 @@ use xash::master::{
     Shutdown,
 };
 use xash::text::{InfoQuery, InfoReply};
-
-/// Bytes to send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Payload {
-    /// Built for this reply.
-    Owned(Vec<u8>),
-    /// A cached server-list page, shared between replies.
-    Shared(Arc<[u8]>),
-}
-
-impl Payload {
-    /// The bytes.
-    pub fn as_bytes(&self) -> &[u8] {
-        match self {
-            Payload::Owned(v) => v,
-            Payload::Shared(s) => s,
-        }
-    }
-}
-
-/// One datagram to send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transmit {
-    /// Destination.
-    pub to: SocketAddr,
-    /// Bytes.
-    pub payload: Payload,
-}
 
 /// How long an outdated client's gamedir is remembered for the fake `info` reply.
 const UPDATE_GAMEDIR_TTL: Duration = Duration::from_secs(5);
@@ -139,11 +112,15 @@ impl Engine {
         &self.bans
     }
 
-    fn send(&self, out: &mut Vec<Transmit>, to: SocketAddr, payload: Payload) {
+    /// Queues `payload` (built for this reply) for `to`, counted.
+    fn send(&self, out: &mut Outbox, to: SocketAddr, payload: &[u8]) {
+        self.count_out(payload.len());
+        out.push(to, payload);
+    }
+
+    fn count_out(&self, bytes: usize) {
         self.stats.inc(Counter::PacketsOut);
-        self.stats
-            .add(Counter::BytesOut, payload.as_bytes().len() as u64);
-        out.push(Transmit { to, payload });
+        self.stats.add(Counter::BytesOut, bytes as u64);
     }
 
     fn reject(&self, c: Counter) {
@@ -170,7 +147,7 @@ impl Engine {
     }
 
     /// Handles one datagram, appending replies to `out`.
-    pub fn handle(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    pub fn handle(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         self.stats.inc(Counter::PacketsIn);
         self.stats.add(Counter::BytesIn, p.len() as u64);
         if self.bans.contains(&from.ip()) {
@@ -195,7 +172,7 @@ impl Engine {
         }
     }
 
-    fn heartbeat(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    fn heartbeat(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         let Ok(hb) = Heartbeat::decode(p) else {
             return self.reject(Counter::DropBadHeartbeat);
         };
@@ -211,7 +188,7 @@ impl Engine {
         };
         let mut b = Vec::with_capacity(14);
         reply.encode(&mut b);
-        self.send(out, from, Payload::Owned(b));
+        self.send(out, from, &b);
     }
 
     fn server_info(&mut self, p: &[u8], from: SocketAddr, now: Instant) {
@@ -266,7 +243,7 @@ impl Engine {
         configured.or_else(|| self.local.iter().copied().find(|a| a.is_ipv6() == v6))
     }
 
-    fn scan(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    fn scan(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         if !self.allowed(from.ip(), now) {
             return;
         }
@@ -284,7 +261,7 @@ impl Engine {
             let mut b = Vec::new();
             xash::master::encode_page(filter.key, &servers, v6, &mut b);
             self.stats.inc(Counter::ListPages);
-            self.send(out, from, Payload::Owned(b));
+            self.send(out, from, &b);
             if self.update_gamedir.len() < UPDATE_GAMEDIR_MAX {
                 let gamedir = filter
                     .gamedir
@@ -305,7 +282,7 @@ impl Engine {
             let mut b = Vec::with_capacity(self.config.page_size);
             xash::master::encode_valve_page(&page, v6, !more, &mut b);
             self.stats.inc(Counter::ListPages);
-            self.send(out, from, Payload::Owned(b));
+            self.send(out, from, &b);
             return;
         }
         let (sel, cached) =
@@ -316,23 +293,26 @@ impl Engine {
             if cached {
                 self.stats.inc(Counter::CachedPages);
             }
-            let payload = match sel.page_for_key(i, filter.key) {
-                Ok(shared) => Payload::Shared(shared),
-                Err(patched) => Payload::Owned(patched),
-            };
-            self.send(out, from, payload);
+            match sel.page_for_key(i, filter.key) {
+                Ok(shared) => {
+                    self.count_out(shared.len());
+                    let id = out.shared(shared);
+                    out.send(id, from);
+                }
+                Err(patched) => self.send(out, from, &patched),
+            }
         }
         if filter.announces_to_nat() {
             for &server in &sel.nat_servers {
                 let mut b = Vec::new();
                 NatConnect { client: from }.encode(&mut b);
                 self.stats.inc(Counter::NatAnnounces);
-                self.send(out, server, Payload::Owned(b));
+                self.send(out, server, &b);
             }
         }
     }
 
-    fn info_query(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    fn info_query(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         let Ok(q) = InfoQuery::decode(p) else {
             return self.reject(Counter::DropBadQuery);
         };
@@ -369,20 +349,14 @@ impl Engine {
         }
         let mut b = Vec::new();
         InfoReply::Info(info).encode(&mut b);
-        self.send(out, from, Payload::Owned(b));
+        self.send(out, from, &b);
     }
 
     fn locked_out(&self, ip: IpAddr, now: Instant) -> bool {
         self.lockout.get(&ip).is_some_and(|&until| until > now)
     }
 
-    fn admin_challenge(
-        &mut self,
-        p: &[u8],
-        from: SocketAddr,
-        now: Instant,
-        out: &mut Vec<Transmit>,
-    ) {
+    fn admin_challenge(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         if AdminChallengeRequest::decode(p).is_err() {
             return self.reject(Counter::DropBadAdmin);
         }
@@ -400,10 +374,10 @@ impl Engine {
             hash_challenge: h,
         }
         .encode(&mut b);
-        self.send(out, from, Payload::Owned(b));
+        self.send(out, from, &b);
     }
 
-    fn admin_command(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    fn admin_command(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         if self.locked_out(from.ip(), now) {
             return self.reject(Counter::DropAdminLocked);
         }
@@ -441,7 +415,7 @@ impl Engine {
         let reply = self.run_admin(&admin, &cmd.command, from, now);
         let mut b = Vec::new();
         reply.encode(&mut b);
-        self.send(out, from, Payload::Owned(b));
+        self.send(out, from, &b);
     }
 
     fn run_admin(
@@ -503,13 +477,15 @@ impl Engine {
         }
     }
 
-    /// When [`Engine::handle_timeout`] should run next.
-    pub fn poll_timeout(&self) -> Instant {
-        self.next_sweep
+    /// When [`Engine::handle_timeout`] should run next (the master sweeps once a
+    /// second, so there is always a next time).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        Some(self.next_sweep)
     }
 
-    /// Expires servers and bookkeeping.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    /// Expires servers and bookkeeping (nothing is sent; `out` is the shared engine
+    /// interface's).
+    pub fn handle_timeout(&mut self, now: Instant, _out: &mut Outbox) {
         if now < self.next_sweep {
             return;
         }
@@ -591,5 +567,17 @@ impl Engine {
         }
         self.stats.set(Counter::Servers, self.table.len() as u64);
         n
+    }
+}
+
+impl sansio::Engine for Engine {
+    fn handle(&mut self, datagram: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
+        Engine::handle(self, datagram, from, now, out);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Engine::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        Engine::handle_timeout(self, now, out);
     }
 }

@@ -20,5 +20,6 @@ pub mod stats;
 pub mod table;
 
 pub use config::{AdminUser, Config};
-pub use engine::{Engine, Payload, Transmit};
+pub use engine::Engine;
+pub use sansio::{Outbox, Transmit};
 pub use stats::{Counter, Stats};

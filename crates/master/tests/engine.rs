@@ -1,7 +1,7 @@
 //! The master engine driven directly: no sockets, time passed in.
 
 use master::challenge::admin_hash;
-use master::{AdminUser, Config, Counter, Engine, Stats, Transmit};
+use master::{AdminUser, Config, Counter, Engine, Outbox, Stats};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,6 +11,13 @@ use xash::text::InfoReply;
 
 fn addr(s: &str) -> SocketAddr {
     s.parse().unwrap()
+}
+
+/// One datagram the engine queued, copied out of its outbox.
+#[derive(Debug, Clone)]
+struct Sent {
+    to: SocketAddr,
+    payload: Vec<u8>,
 }
 
 struct Rig {
@@ -25,14 +32,17 @@ impl Rig {
         e.set_local_addrs(vec![addr("127.0.0.1:27010"), addr("[::1]:27010")]);
         Rig { e, now: t0 }
     }
-    fn send(&mut self, p: &[u8], from: SocketAddr) -> Vec<Transmit> {
-        let mut out = Vec::new();
+    fn send(&mut self, p: &[u8], from: SocketAddr) -> Vec<Sent> {
+        let mut out = Outbox::new();
         self.e.handle(p, from, self.now, &mut out);
-        out
+        out.drain_owned()
+            .into_iter()
+            .map(|(to, payload)| Sent { to, payload })
+            .collect()
     }
     fn advance(&mut self, d: Duration) {
         self.now += d;
-        self.e.handle_timeout(self.now);
+        self.e.handle_timeout(self.now, &mut Outbox::new());
     }
     fn count(&self, c: Counter) -> u64 {
         self.e.stats().get(c)
@@ -43,7 +53,7 @@ impl Rig {
         let out = self.send(&hb, from);
         assert_eq!(out.len(), 1, "challenge reply");
         assert_eq!(out[0].to, from);
-        let c = ChallengeReply::decode(out[0].payload.as_bytes()).unwrap();
+        let c = ChallengeReply::decode(out[0].payload.as_slice()).unwrap();
         assert_eq!(c.echo, Some(0x0403_0201));
         let mut p = b"0\n".to_vec();
         p.extend_from_slice(
@@ -51,7 +61,7 @@ impl Rig {
         );
         assert!(self.send(&p, from).is_empty());
     }
-    fn scan(&mut self, from: SocketAddr, filter: &str) -> (Vec<SocketAddr>, Vec<Transmit>) {
+    fn scan(&mut self, from: SocketAddr, filter: &str) -> (Vec<SocketAddr>, Vec<Sent>) {
         let mut p = b"1\xff0.0.0.0:0\0".to_vec();
         p.extend_from_slice(filter.as_bytes());
         p.push(0);
@@ -59,7 +69,7 @@ impl Rig {
         let mut servers = Vec::new();
         for t in out.iter().filter(|t| t.to == from) {
             let page = ServerListPage::decode(
-                t.payload.as_bytes(),
+                t.payload.as_slice(),
                 from.is_ipv6(),
                 filter.contains("\\key\\"),
             )
@@ -102,7 +112,7 @@ fn the_real_engine_exchange_registers() {
     let mut r = Rig::new(Config::default());
     let s = addr("127.0.0.1:27915");
     let out = r.send(&hb, s);
-    let reply = out[0].payload.as_bytes();
+    let reply = out[0].payload.as_slice();
     assert_eq!(reply.len(), 14);
     assert_eq!(&reply[..6], b"\xff\xff\xff\xffs\n");
     assert_eq!(
@@ -135,11 +145,11 @@ fn only_a_valid_challenge_from_the_same_address_registers() {
     let s = addr("192.0.2.10:27015");
     let out = r.send(b"q\xff", s);
     assert_eq!(
-        out[0].payload.as_bytes().len(),
+        out[0].payload.as_slice().len(),
         10,
         "legacy heartbeat gets 10 bytes"
     );
-    let c = ChallengeReply::decode(out[0].payload.as_bytes())
+    let c = ChallengeReply::decode(out[0].payload.as_slice())
         .unwrap()
         .master_challenge;
     let info = |ch: String| format!("0\n\\protocol\\49\\challenge\\{ch}{INFO}").into_bytes();
@@ -155,7 +165,7 @@ fn only_a_valid_challenge_from_the_same_address_registers() {
     r.send(&info(c.to_string()), s);
     assert_eq!(r.e.table().len(), 0);
     // A server below the minimum version is refused even with a good challenge.
-    let c = ChallengeReply::decode(r.send(b"q\xff", s)[0].payload.as_bytes())
+    let c = ChallengeReply::decode(r.send(b"q\xff", s)[0].payload.as_slice())
         .unwrap()
         .master_challenge;
     r.send(
@@ -278,8 +288,8 @@ fn paging_with_1400_and_512_byte_pages() {
         dedup.dedup();
         assert_eq!(dedup.len(), 500);
         assert_eq!(out.len(), 500usize.div_ceil(per_page), "page size {page}");
-        assert!(out.iter().all(|t| t.payload.as_bytes().len() <= page));
-        assert_eq!(out[0].payload.as_bytes().len(), 6 + 6 + per_page * 6 + 6);
+        assert!(out.iter().all(|t| t.payload.as_slice().len() <= page));
+        assert_eq!(out[0].payload.as_slice().len(), 6 + 6 + per_page * 6 + 6);
         // The same scan again comes from the page cache.
         let before = r.count(Counter::CachedPages);
         let (again, _) = r.scan(addr("198.51.100.8:1"), SCAN);
@@ -295,12 +305,12 @@ fn nat_announce_semantics() {
     let natted = addr("192.0.2.2:1");
     r.register(direct, INFO);
     r.register(natted, &INFO.replace("\\nat\\0", "\\nat\\1"));
-    let announced = |out: &[Transmit], client: SocketAddr| -> Vec<SocketAddr> {
+    let announced = |out: &[Sent], client: SocketAddr| -> Vec<SocketAddr> {
         out.iter()
             .filter(|t| t.to != client)
             .map(|t| {
                 assert_eq!(
-                    NatConnect::decode(t.payload.as_bytes()).unwrap().client,
+                    NatConnect::decode(t.payload.as_slice()).unwrap().client,
                     client
                 );
                 t.to
@@ -337,12 +347,12 @@ fn outdated_clients_get_the_update_entry_and_the_fake_info() {
     assert_eq!(list, vec![addr("203.0.113.5:27010")]);
     let out = r.send(b"\xff\xff\xff\xffinfo 48", c);
     assert_eq!(
-        out[0].payload.as_bytes(),
+        out[0].payload.as_slice(),
         b"\xff\xff\xff\xffinfo\n\\map\\Update please\\dm\\1\\team\\0\\coop\\0\\numcl\\0\\maxcl\\32\\gamedir\\cstrike\\password\\0\\dedicated\\0\\host\\https://github.com/FWGS/xash3d-fwgs",
         "the bytes observed from xash3d-master"
     );
     let out = r.send(b"\xff\xff\xff\xffinfo 49", addr("198.51.100.99:1"));
-    let InfoReply::Info(i) = InfoReply::decode(out[0].payload.as_bytes()).unwrap() else {
+    let InfoReply::Info(i) = InfoReply::decode(out[0].payload.as_slice()).unwrap() else {
         panic!()
     };
     assert_eq!(i.get("p"), Some(&b"49"[..]));
@@ -375,7 +385,7 @@ fn outdated_clients_get_the_update_entry_and_the_fake_info() {
     );
     let out = r.send(b"1\xff0.0.0.0:0\0\0", addr("198.51.100.5:1"));
     assert_eq!(
-        ServerListPage::decode(out[0].payload.as_bytes(), false, false)
+        ServerListPage::decode(out[0].payload.as_slice(), false, false)
             .unwrap()
             .servers,
         vec![addr("192.0.2.1:1")]
@@ -412,7 +422,7 @@ fn tools_get_valve_style_pages_and_fetch_the_rest_by_last_address() {
     for round in 0.. {
         let out = r.send(&req, c);
         assert_eq!(out.len(), 1, "one datagram per request");
-        let p = ServerListPage::decode(out[0].payload.as_bytes(), false, false).unwrap();
+        let p = ServerListPage::decode(out[0].payload.as_slice(), false, false).unwrap();
         got.extend(p.servers.iter().copied());
         if p.terminated {
             break;
@@ -439,7 +449,7 @@ fn qstat_second_page_request_is_answered_after_the_last_address() {
         r.register(SocketAddr::from(([10, 0, 0, i], 27015)), INFO);
     }
     let out = r.send(b"1\xff10.0.0.3:27015\x01\0", addr(CLIENT));
-    let page = ServerListPage::decode(out[0].payload.as_bytes(), false, false).unwrap();
+    let page = ServerListPage::decode(out[0].payload.as_slice(), false, false).unwrap();
     assert_eq!(
         page.servers,
         vec![addr("10.0.0.4:27015"), addr("10.0.0.5:27015")]
@@ -558,7 +568,7 @@ fn admin_rig() -> Rig {
 
 fn admin(r: &mut Rig, from: SocketAddr, password: &str, command: &str) -> Option<AdminReply> {
     let out = r.send(b"adminchallenge", from);
-    let c = AdminChallengeReply::decode(out.first()?.payload.as_bytes()).unwrap();
+    let c = AdminChallengeReply::decode(out.first()?.payload.as_slice()).unwrap();
     let hash = admin_hash(password, c.hash_challenge, 64, "Half-Life", "Freeman");
     let mut p = Vec::new();
     AdminCommand {
@@ -569,7 +579,7 @@ fn admin(r: &mut Rig, from: SocketAddr, password: &str, command: &str) -> Option
     .encode(&mut p);
     let out = r.send(&p, from);
     out.first()
-        .map(|t| AdminReply::decode(t.payload.as_bytes()).unwrap())
+        .map(|t| AdminReply::decode(t.payload.as_slice()).unwrap())
 }
 
 #[test]
@@ -660,7 +670,7 @@ fn bad_input_changes_nothing_and_scans_still_work() {
     junk.push(vec![b'1'; 70_000]);
     for p in &junk {
         let out = r.send(p, src);
-        assert!(out.iter().all(|t| t.payload.as_bytes().len() <= 1400));
+        assert!(out.iter().all(|t| t.payload.as_slice().len() <= 1400));
     }
     assert_eq!(r.e.table().len(), 1, "nothing registered or removed");
     assert_eq!(r.scan(addr(CLIENT), SCAN).0, vec![addr("192.0.2.1:1")]);

@@ -2,12 +2,12 @@
 //! relay links (LazyRelay, hub), crossfeed, and expiry.
 
 use crate::config::Config;
-use crate::outbox::Outbox;
 use crate::spatial::{Placement, SpatialIndex};
 use crate::stats::{add, set, DropReason, Stats};
 use fgmp::header::RangeWord;
 use fgmp::message::{RoutingInfo, RANGE_OFFSET};
 use fgmp::{Callsign, Magic, MsgId};
+use sansio::Outbox;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -422,8 +422,9 @@ impl Engine {
         self.next_sweep
     }
 
-    /// Drops pilots silent for longer than `player_expiry`.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    /// Drops pilots silent for longer than `player_expiry` (nothing is sent; `out` is
+    /// the shared engine interface's).
+    pub fn handle_timeout(&mut self, now: Instant, _out: &mut Outbox) {
         if self.next_sweep.is_none_or(|t| now < t) {
             return;
         }
@@ -537,4 +538,16 @@ fn read_model(d: &[u8]) -> &[u8] {
         .position(|&b| b == 0)
         .unwrap_or(field.len().min(95));
     &field[..n]
+}
+
+impl sansio::Engine for Engine {
+    fn handle(&mut self, datagram: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
+        Engine::handle(self, datagram, from, now, out);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Engine::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        Engine::handle_timeout(self, now, out);
+    }
 }

@@ -3,16 +3,16 @@
 //! [`Engine`] is a pure state machine: feed it `(datagram, from, now)` with
 //! [`Engine::handle`], it fills an [`Outbox`] with the datagrams to send; call
 //! [`Engine::handle_timeout`] when [`Engine::poll_timeout`] says so to expire silent
-//! pilots. It never touches a socket or a clock, so tests drive it directly.
+//! pilots. It never touches a socket or a clock, so tests drive it directly. It
+//! implements [`sansio::Engine`], the interface every lobby engine shares.
 
 pub mod config;
 pub mod engine;
-pub mod outbox;
 pub mod spatial;
 pub mod stats;
 pub mod telnet;
 
 pub use config::{Config, RelayPeer};
 pub use engine::{Engine, Origin, PilotView};
-pub use outbox::Outbox;
+pub use sansio::{Outbox, Transmit};
 pub use stats::{DropReason, Stats};

@@ -59,7 +59,10 @@ impl Rig {
         self.out.clear();
         let now = self.t0 + Duration::from_secs_f64(at_s);
         self.e.handle(d, addr(from), now, &mut self.out);
-        self.out.iter().map(|(b, a)| (b.to_vec(), a)).collect()
+        self.out
+            .iter()
+            .map(|t| (t.payload.to_vec(), t.to))
+            .collect()
     }
     fn dests(&mut self, d: &[u8], from: &str, at_s: f64) -> Vec<SocketAddr> {
         let mut v: Vec<_> = self
@@ -209,7 +212,7 @@ fn silent_pilots_expire_by_timer() {
     let mut t = 1.0;
     while t < 9.5 {
         r.send(&pos("BRAVO", north(BIKF, 1.0), 100), B, t);
-        r.e.handle_timeout(r.t0 + Duration::from_secs_f64(t));
+        r.e.handle_timeout(r.t0 + Duration::from_secs_f64(t), &mut r.out);
         t += 1.0;
     }
     assert_eq!(r.e.pilot_count(), 2);
@@ -218,9 +221,9 @@ fn silent_pilots_expire_by_timer() {
         r.e.poll_timeout()
             .expect("a sweep is armed while pilots exist");
     assert!(deadline <= r.t0 + Duration::from_secs(11));
-    r.e.handle_timeout(r.t0 + Duration::from_secs(11));
+    r.e.handle_timeout(r.t0 + Duration::from_secs(11), &mut r.out);
     assert_eq!(r.e.pilot_count(), 1, "ALPHA silent for 11 s is gone");
-    r.e.handle_timeout(r.t0 + Duration::from_secs(21));
+    r.e.handle_timeout(r.t0 + Duration::from_secs(21), &mut r.out);
     assert_eq!(r.e.pilot_count(), 0);
     assert_eq!(
         r.e.stats()

@@ -27,4 +27,5 @@ pub mod server;
 
 pub use config::{Config, ConfigError, Player};
 pub use fleet::FleetSpec;
-pub use server::{Occupant, OccupantKind, Server, Stats, Transmit};
+pub use sansio::{Outbox, Transmit};
+pub use server::{Occupant, OccupantKind, Server, Stats};

@@ -1,6 +1,7 @@
 //! The simulated server: a pure state machine fed `(packet, from, now)`.
 
 use crate::config::{Config, ConfigError};
+use sansio::Outbox;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, SocketAddr};
@@ -15,15 +16,6 @@ use xash::master::{ChallengeReply, Heartbeat, NatConnect, ServerInfo, Shutdown};
 use xash::split::{split, SplitForm};
 use xash::text::{Ack, InfoQuery, InfoReply, Ping};
 use xash::{strip_oob, ENGINE_VERSION, PROTOCOL_VERSION};
-
-/// One datagram to send.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transmit {
-    /// Destination.
-    pub to: SocketAddr,
-    /// Bytes.
-    pub payload: Vec<u8>,
-}
 
 /// Counters: what came in, what was answered, and every reason something was dropped.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -362,8 +354,8 @@ impl Server {
     }
 
     /// Runs what is due: drops silent clients, sends heartbeats.
-    pub fn handle_timeout(&mut self, now: Instant) -> Vec<Transmit> {
-        let mut out = Vec::new();
+    pub fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        let before = out.len();
         let timeout = self.config.client_timeout;
         let mut dropped = 0;
         for slot in &mut self.slots {
@@ -380,37 +372,29 @@ impl Server {
         }
         self.stats.client_timeouts += dropped;
         if dropped > 0 && self.total_count() == 0 {
-            self.heartbeat(now, &mut out);
+            self.heartbeat(now, out);
         }
         if self.next_heartbeat.is_some_and(|t| t <= now) {
-            self.heartbeat(now, &mut out);
+            self.heartbeat(now, out);
         }
-        self.stats.packets_out += out.len() as u64;
-        out
+        self.stats.packets_out += (out.len() - before) as u64;
     }
 
     /// The shutdown message `b\n` for every master (only a server that heartbeats
     /// sends it, as in the engine).
-    pub fn shutdown(&mut self) -> Vec<Transmit> {
+    pub fn shutdown(&mut self, out: &mut Outbox) {
         if !self.heartbeats_enabled() {
-            return Vec::new();
+            return;
         }
-        let mut b = Vec::new();
-        Shutdown.encode(&mut b);
-        let out: Vec<Transmit> = self
-            .masters
-            .iter()
-            .map(|m| Transmit {
-                to: m.addr,
-                payload: b.clone(),
-            })
-            .collect();
-        self.stats.packets_out += out.len() as u64;
-        out
+        let b = out.encode(|b| Shutdown.encode(b));
+        for m in &self.masters {
+            out.send(b, m.addr);
+        }
+        self.stats.packets_out += self.masters.len() as u64;
     }
 
     /// Sends a heartbeat with a fresh challenge to every master (`NET_MasterClear`).
-    fn heartbeat(&mut self, now: Instant, out: &mut Vec<Transmit>) {
+    fn heartbeat(&mut self, now: Instant, out: &mut Outbox) {
         if !self.heartbeats_enabled() {
             return;
         }
@@ -420,32 +404,28 @@ impl Server {
             self.masters[i].pending = Some((c, now));
             let mut b = Vec::with_capacity(6);
             Heartbeat { challenge: Some(c) }.encode(&mut b);
-            out.push(Transmit {
-                to: self.masters[i].addr,
-                payload: b,
-            });
+            out.push(self.masters[i].addr, &b);
             self.stats.heartbeats += 1;
         }
         self.next_heartbeat = Some(now + self.config.heartbeat_every());
     }
 
     /// Handles one datagram from `from`; returns the datagrams to send.
-    pub fn handle(&mut self, p: &[u8], from: SocketAddr, now: Instant) -> Vec<Transmit> {
-        let mut out = Vec::new();
+    pub fn handle(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
+        let before = out.len();
         self.stats.packets_in += 1;
         let client = self.touch_client(from, now);
         if self.masters.iter().any(|m| m.addr == from) {
             // The engine handles packets from a master only as `s` and `c`.
-            self.master_packet(p, from, now, &mut out);
+            self.master_packet(p, from, now, out);
         } else if let Some(body) = strip_oob(p) {
-            self.connectionless(p, body, from, now, &mut out);
+            self.connectionless(p, body, from, now, out);
         } else if client {
             self.stats.client_traffic += 1;
         } else {
             self.stats.unknown += 1;
         }
-        self.stats.packets_out += out.len() as u64;
-        out
+        self.stats.packets_out += (out.len() - before) as u64;
     }
 
     /// Refreshes a connected client's slot; returns whether `from` is one.
@@ -465,7 +445,7 @@ impl Server {
         found
     }
 
-    fn master_packet(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    fn master_packet(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         if p.starts_with(ChallengeReply::HEADER) {
             self.master_challenge(p, from, now, out);
         } else if p.starts_with(NatConnect::HEADER) {
@@ -477,13 +457,7 @@ impl Server {
 
     /// `s\n` from a master: the info goes back only for this master's last
     /// heartbeat challenge, within the response timeout.
-    fn master_challenge(
-        &mut self,
-        p: &[u8],
-        from: SocketAddr,
-        now: Instant,
-        out: &mut Vec<Transmit>,
-    ) {
+    fn master_challenge(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         let Ok(reply) = ChallengeReply::decode(p) else {
             self.stats.unknown += 1;
             return;
@@ -507,10 +481,7 @@ impl Server {
         }
         m.pending = None;
         if let Some(b) = self.master_info(reply.master_challenge) {
-            out.push(Transmit {
-                to: from,
-                payload: b,
-            });
+            out.push(from, &b);
             self.stats.master_infos += 1;
         }
     }
@@ -547,7 +518,7 @@ impl Server {
     }
 
     /// `c <client>` from a master: the `info` reply goes to the client.
-    fn nat_connect(&mut self, p: &[u8], _now: Instant, out: &mut Vec<Transmit>) {
+    fn nat_connect(&mut self, p: &[u8], _now: Instant, out: &mut Outbox) {
         let Ok(nc) = NatConnect::decode(p) else {
             self.stats.unknown += 1;
             return;
@@ -560,10 +531,7 @@ impl Server {
             return;
         }
         if let Some(b) = self.info_reply(u32::from(PROTOCOL_VERSION)) {
-            out.push(Transmit {
-                to: nc.client,
-                payload: b,
-            });
+            out.push(nc.client, &b);
             self.stats.nat_connects += 1;
         }
     }
@@ -667,12 +635,9 @@ impl Server {
 
     /// Queues `message` to `to`, split into GoldSrc fragments if it is longer than
     /// `split_size`.
-    fn send_long(&mut self, message: Vec<u8>, to: SocketAddr, out: &mut Vec<Transmit>) {
+    fn send_long(&mut self, message: Vec<u8>, to: SocketAddr, out: &mut Outbox) {
         if message.len() <= self.config.split_size {
-            out.push(Transmit {
-                to,
-                payload: message,
-            });
+            out.push(to, &message);
             return;
         }
         self.split_sequence = self.split_sequence.wrapping_add(1);
@@ -684,7 +649,9 @@ impl Server {
         ) {
             Ok(parts) => {
                 self.stats.split_packets += parts.len() as u64;
-                out.extend(parts.into_iter().map(|payload| Transmit { to, payload }));
+                for part in &parts {
+                    out.push(to, part);
+                }
             }
             // Config::validate keeps rules within five fragments.
             Err(_) => self.stats.unknown += 1,
@@ -697,7 +664,7 @@ impl Server {
         body: &[u8],
         from: SocketAddr,
         now: Instant,
-        out: &mut Vec<Transmit>,
+        out: &mut Outbox,
     ) {
         // The binary A2S requests carry their challenge after the type byte.
         let challenge = || {
@@ -718,10 +685,7 @@ impl Server {
         if line == b"TSource Engine Query" {
             // Any challenge appended (qstat, newer tools) is ignored: Xash never asks.
             self.stats.a2s_info += 1;
-            out.push(Transmit {
-                to: from,
-                payload: self.a2s_info(),
-            });
+            out.push(from, &self.a2s_info());
             return;
         }
         let tokens = tokenize(line);
@@ -739,10 +703,7 @@ impl Server {
                 let ack: Ack = ping.reply();
                 let mut b = Vec::new();
                 ack.encode(&mut b);
-                out.push(Transmit {
-                    to: from,
-                    payload: b,
-                });
+                out.push(from, &b);
                 self.stats.pings += 1;
             }
             b"ack" | b"j" => self.stats.acks += 1,
@@ -758,10 +719,7 @@ impl Server {
                         u32::try_from(tokens.get(1).map_or(0, |t| atoi(t))).unwrap_or(0)
                     });
                 if let Some(b) = self.info_reply(protocol) {
-                    out.push(Transmit {
-                        to: from,
-                        payload: b,
-                    });
+                    out.push(from, &b);
                     self.stats.info_queries += 1;
                 }
             }
@@ -783,7 +741,7 @@ impl Server {
         from: SocketAddr,
         challenge: Option<i32>,
         now: Instant,
-        out: &mut Vec<Transmit>,
+        out: &mut Outbox,
         query: Query,
     ) {
         let ok = challenge
@@ -794,10 +752,7 @@ impl Server {
                 challenge: self.challenge(from.ip(), now),
             }
             .encode(&mut b);
-            out.push(Transmit {
-                to: from,
-                payload: b,
-            });
+            out.push(from, &b);
             self.stats.a2s_challenges += 1;
             return;
         }
@@ -817,7 +772,7 @@ impl Server {
         }
     }
 
-    fn legacy(&mut self, word: &[u8], from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    fn legacy(&mut self, word: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         if !self.config.legacy_queries {
             self.stats.legacy_ignored += 1;
             return;
@@ -862,30 +817,21 @@ impl Server {
         }
     }
 
-    fn reject(&mut self, to: SocketAddr, reason: &str, out: &mut Vec<Transmit>) {
+    fn reject(&mut self, to: SocketAddr, reason: &str, out: &mut Outbox) {
         self.stats.rejects += 1;
-        out.extend(
-            Reject::new(reason)
-                .datagrams()
-                .into_iter()
-                .map(|payload| Transmit { to, payload }),
-        );
+        for d in Reject::new(reason).datagrams() {
+            out.push(to, &d);
+        }
     }
 
-    fn send_challenge(
-        &mut self,
-        to: SocketAddr,
-        test: bool,
-        now: Instant,
-        out: &mut Vec<Transmit>,
-    ) {
+    fn send_challenge(&mut self, to: SocketAddr, test: bool, now: Instant, out: &mut Outbox) {
         let mut b = Vec::new();
         ChallengeResponse::Xash {
             challenge: self.challenge(to.ip(), now),
             bandwidth_test: Some(test),
         }
         .encode(&mut b);
-        out.push(Transmit { to, payload: b });
+        out.push(to, &b);
     }
 
     fn handshake(
@@ -894,7 +840,7 @@ impl Server {
         tokens: &[Vec<u8>],
         from: SocketAddr,
         now: Instant,
-        out: &mut Vec<Transmit>,
+        out: &mut Outbox,
     ) {
         let arg = |i: usize| tokens.get(i).map_or(0, |t| atoi(t));
         let as_i32 = |v: i64| i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX });
@@ -935,7 +881,7 @@ impl Server {
         }
     }
 
-    fn getchallenge(&mut self, from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    fn getchallenge(&mut self, from: SocketAddr, now: Instant, out: &mut Outbox) {
         self.stats.getchallenges += 1;
         let test = self.config.bandwidth_test;
         self.send_challenge(from, test, now, out);
@@ -949,7 +895,7 @@ impl Server {
         size: i64,
         challenge: Option<i32>,
         now: Instant,
-        out: &mut Vec<Transmit>,
+        out: &mut Outbox,
     ) {
         if protocol != PROTOCOL {
             return self.reject(from, &reason::protocol(protocol), out);
@@ -971,10 +917,7 @@ impl Server {
             Some(t) => {
                 let mut b = Vec::with_capacity(t.len());
                 t.encode(&mut b);
-                out.push(Transmit {
-                    to: from,
-                    payload: b,
-                });
+                out.push(from, &b);
                 self.stats.test_packets += 1;
             }
             None => {
@@ -990,7 +933,7 @@ impl Server {
         argc: usize,
         c: Connect,
         now: Instant,
-        out: &mut Vec<Transmit>,
+        out: &mut Outbox,
     ) {
         self.connect_checked(from, argc, c, (true, true), now, out)
     }
@@ -1003,7 +946,7 @@ impl Server {
         c: Connect,
         (protinfo_ok, userinfo_ok): (bool, bool),
         now: Instant,
-        out: &mut Vec<Transmit>,
+        out: &mut Outbox,
     ) {
         if argc < 5 {
             return self.reject(from, reason::INSUFFICIENT, out);
@@ -1071,10 +1014,7 @@ impl Server {
             Ok(protinfo) => {
                 let mut b = Vec::new();
                 ClientConnect { protinfo }.encode(&mut b);
-                out.push(Transmit {
-                    to: from,
-                    payload: b,
-                });
+                out.push(from, &b);
             }
             Err(_) => self.stats.unknown += 1,
         }
@@ -1088,7 +1028,7 @@ impl Server {
 
     /// `disconnect` from a connected client frees its slot; the server becoming
     /// empty sends a heartbeat at once.
-    fn disconnect(&mut self, from: SocketAddr, now: Instant, out: &mut Vec<Transmit>) {
+    fn disconnect(&mut self, from: SocketAddr, now: Instant, out: &mut Outbox) {
         let mut dropped = false;
         for slot in &mut self.slots {
             if matches!(slot, Some(Occupant { kind: OccupantKind::Client { addr, .. }, .. }) if *addr == from)
@@ -1125,6 +1065,18 @@ fn client_name(name: Option<&[u8]>) -> String {
         s.pop();
     }
     s
+}
+
+impl sansio::Engine for Server {
+    fn handle(&mut self, datagram: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
+        Server::handle(self, datagram, from, now, out);
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        Server::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Instant, out: &mut Outbox) {
+        Server::handle_timeout(self, now, out);
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! byte-identical; where a value is random or configuration-dependent, both sides
 //! are decoded with the xash crate and every other field is compared.
 
-use sim::{Config, Server, Transmit};
+use sim::{Config, Outbox, Server};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use xash::a2s;
@@ -11,6 +11,23 @@ use xash::handshake::ChallengeResponse;
 use xash::info::InfoString;
 use xash::master::{ChallengeReply, Heartbeat, ServerInfo, Shutdown};
 use xash::text::{Ack, InfoReply};
+
+/// One datagram the server queued, copied out of its outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Sent {
+    to: SocketAddr,
+    payload: Vec<u8>,
+}
+
+/// Runs `f` on a fresh outbox and returns what it queued.
+fn sent(f: impl FnOnce(&mut Outbox)) -> Vec<Sent> {
+    let mut o = Outbox::new();
+    f(&mut o);
+    o.drain_owned()
+        .into_iter()
+        .map(|(to, payload)| Sent { to, payload })
+        .collect()
+}
 
 fn capture(path: &str) -> Vec<u8> {
     let p = format!(
@@ -42,14 +59,14 @@ fn captured_config() -> Config {
     }
 }
 
-fn one(out: Vec<Transmit>, to: &str) -> Vec<u8> {
+fn one(out: Vec<Sent>, to: &str) -> Vec<u8> {
     assert_eq!(out.len(), 1, "expected one datagram, got {out:?}");
     assert_eq!(out[0].to, addr(to));
     out[0].payload.clone()
 }
 
 fn ask(s: &mut Server, req: &[u8], now: Instant) -> Vec<u8> {
-    one(s.handle(req, addr(CLIENT), now), CLIENT)
+    one(sent(|o| s.handle(req, addr(CLIENT), now, o)), CLIENT)
 }
 
 #[test]
@@ -148,7 +165,7 @@ fn heartbeat_exchange_matches_the_capture() {
         Some(t0),
         "first heartbeat right after the map loads"
     );
-    let hb = one(s.handle_timeout(t0), MASTER);
+    let hb = one(sent(|o| s.handle_timeout(t0, o)), MASTER);
     let real_hb = capture("heartbeat/1_server_to_master_heartbeat.bin");
     assert_eq!(hb.len(), real_hb.len(), "6 bytes");
     assert_eq!(&hb[..2], &real_hb[..2], "q\\xff, no FF×4 prefix");
@@ -159,7 +176,7 @@ fn heartbeat_exchange_matches_the_capture() {
     // The captured master reply echoes the real server's challenge, not ours: refused.
     let real_reply = capture("heartbeat/2_master_to_server_challenge_REPLY_FROM_FAKE_MASTER.bin");
     let decoded = ChallengeReply::decode(&real_reply).unwrap();
-    assert!(s.handle(&real_reply, addr(MASTER), t0).is_empty());
+    assert!(sent(|o| s.handle(&real_reply, addr(MASTER), t0, o)).is_empty());
     assert_eq!(s.stats().challenge_wrong_echo, 1);
 
     // The same reply echoing ours gets the captured info, byte for byte.
@@ -171,7 +188,7 @@ fn heartbeat_exchange_matches_the_capture() {
     .encode(&mut reply);
     assert_eq!(reply.len(), real_reply.len());
     let info = one(
-        s.handle(&reply, addr(MASTER), t0 + Duration::from_millis(52)),
+        sent(|o| s.handle(&reply, addr(MASTER), t0 + Duration::from_millis(52), o)),
         MASTER,
     );
     let want = capture("heartbeat/3_server_to_master_info.bin");
@@ -186,7 +203,7 @@ fn heartbeat_exchange_matches_the_capture() {
     assert!(!parsed.trailing_newline);
     assert!(!info.contains(&0), "no NUL");
 
-    let bye = one(s.shutdown(), MASTER);
+    let bye = one(sent(|o| s.shutdown(o)), MASTER);
     assert_eq!(bye, capture("heartbeat/4_server_to_master_shutdown.bin"));
     assert!(Shutdown::decode(&bye).is_ok());
 }

@@ -1,7 +1,7 @@
 //! The simulated server driven directly: no sockets, time passed in.
 
 use proptest::prelude::*;
-use sim::{Config, FleetSpec, OccupantKind, Player, Server, Transmit};
+use sim::{Config, FleetSpec, OccupantKind, Outbox, Player, Server};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use xash::a2s::{self, InfoRequest, PlayersReply, PlayersRequest, RulesReply, RulesRequest};
@@ -13,6 +13,23 @@ use xash::info::InfoString;
 use xash::master::{ChallengeReply, Heartbeat, NatConnect, ServerAdd, ServerInfo, ServerType};
 use xash::split::{Fragment, Reassembler, ReassemblyLimits, SplitForm};
 use xash::text::InfoReply;
+
+/// One datagram the server queued, copied out of its outbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Sent {
+    to: SocketAddr,
+    payload: Vec<u8>,
+}
+
+/// Runs `f` on a fresh outbox and returns what it queued.
+fn sent(f: impl FnOnce(&mut Outbox)) -> Vec<Sent> {
+    let mut o = Outbox::new();
+    f(&mut o);
+    o.drain_owned()
+        .into_iter()
+        .map(|(to, payload)| Sent { to, payload })
+        .collect()
+}
 
 const M1: &str = "127.0.0.1:27010";
 const M2: &str = "127.0.0.2:27010";
@@ -64,15 +81,15 @@ impl Rig {
             now: t0,
         }
     }
-    fn at(&mut self, after_start: Duration) -> Vec<Transmit> {
+    fn at(&mut self, after_start: Duration) -> Vec<Sent> {
         self.now = self.t0 + after_start;
-        self.s.handle_timeout(self.now)
+        sent(|o| self.s.handle_timeout(self.now, o))
     }
-    fn send(&mut self, p: &[u8], from: &str) -> Vec<Transmit> {
-        self.s.handle(p, addr(from), self.now)
+    fn send(&mut self, p: &[u8], from: &str) -> Vec<Sent> {
+        sent(|o| self.s.handle(p, addr(from), self.now, o))
     }
     /// The heartbeat challenge sent to `master` in `out`.
-    fn hb(out: &[Transmit], master: &str) -> u32 {
+    fn hb(out: &[Sent], master: &str) -> u32 {
         let t = out
             .iter()
             .find(|t| t.to == addr(master))
@@ -103,7 +120,7 @@ impl Rig {
     }
 }
 
-fn heartbeats(out: &[Transmit]) -> usize {
+fn heartbeats(out: &[Sent]) -> usize {
     out.iter()
         .filter(|t| Heartbeat::decode(&t.payload).is_ok())
         .count()
@@ -168,13 +185,13 @@ fn no_heartbeats_without_masters_or_as_single_player() {
     });
     assert_eq!(r.s.poll_timeout(), None);
     assert!(r.at(secs(1000.0)).is_empty());
-    assert!(r.s.shutdown().is_empty());
+    assert!(sent(|o| r.s.shutdown(o)).is_empty());
     let mut r = Rig::new(Config {
         max_players: 1,
         ..config()
     });
     assert_eq!(r.s.poll_timeout(), None);
-    assert!(r.s.shutdown().is_empty());
+    assert!(sent(|o| r.s.shutdown(o)).is_empty());
     // A single-player server does not answer `info` either.
     assert!(r.send(b"\xff\xff\xff\xffinfo 49", CLIENT).is_empty());
 }
@@ -185,7 +202,7 @@ fn shutdown_says_b_newline_to_every_master() {
         masters: vec![addr(M1), addr(M2)],
         ..config()
     });
-    let out = r.s.shutdown();
+    let out = sent(|o| r.s.shutdown(o));
     assert_eq!(out.len(), 2);
     assert!(out.iter().all(|t| t.payload == b"b\n"));
     assert_eq!(out[0].to, addr(M1));
@@ -719,7 +736,7 @@ fn connect(
     })
 }
 
-fn reject_reason(out: &[Transmit]) -> String {
+fn reject_reason(out: &[Sent]) -> String {
     assert_eq!(out.len(), 3, "three datagrams: {out:?}");
     let a = Reject::decode(&out[0].payload).unwrap();
     let b = Reject::decode(&out[1].payload).unwrap();
@@ -779,7 +796,7 @@ fn bandwidth_test_sends_exactly_the_size_asked() {
 fn bandwidth_test_skipped_gets_challenge_0() {
     let mut r = Rig::new(config());
     let (c, _) = getchallenge(&mut r, CLIENT);
-    let skipped = |out: Vec<Transmit>| {
+    let skipped = |out: Vec<Sent>| {
         assert_eq!(out.len(), 1);
         match ChallengeResponse::decode(&out[0].payload).unwrap() {
             ChallengeResponse::Xash {

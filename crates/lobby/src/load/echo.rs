@@ -2,13 +2,11 @@
 //! gets `replies` datagrams of `size` bytes back, sent with recvmmsg/sendmmsg and no
 //! logic at all: what the kernel can do with the same reply sizes.
 
-use crate::udp_batch::{RecvBatch, SendBatch};
+use crate::lifecycle::{listening, Signals, Stop};
 use anyhow::{bail, Result};
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use udp::{BindOptions, Ready, RecvBatch, SendBatch};
 
 /// Flags of `lobby load echo`.
 #[derive(clap::Args, Debug, Clone)]
@@ -29,10 +27,10 @@ pub async fn run(a: EchoArgs) -> Result<ExitCode> {
     if a.replies == 0 || a.replies > 1024 || a.size == 0 || a.size > 65_000 {
         bail!("--replies must be 1-1024 and --size 1-65000");
     }
-    let sock = crate::udp_service::bind_udp(a.listen, false)?;
-    sock.set_read_timeout(Some(Duration::from_millis(100)))?;
-    crate::listening("echo", "udp", sock.local_addr()?);
-    let stop = Arc::new(AtomicBool::new(false));
+    let mut signals = Signals::install()?;
+    let sock = udp::bind(a.listen, BindOptions::default())?;
+    listening("echo", "udp", sock.local_addr()?);
+    let stop = Stop::new()?;
     let s2 = stop.clone();
     let worker = std::thread::spawn(move || {
         let mut rx = RecvBatch::new(64);
@@ -41,9 +39,11 @@ pub async fn run(a: EchoArgs) -> Result<ExitCode> {
         let mut page = vec![0u8; a.size];
         page[..6.min(a.size)].copy_from_slice(&b"\xff\xff\xff\xfff\n"[..6.min(a.size)]);
         let mut to = Vec::new();
-        while !s2.load(Ordering::Relaxed) {
-            if rx.recv(&sock).is_err() {
-                continue;
+        loop {
+            match rx.recv_until(&sock, None, s2.wake()) {
+                Ok(Ready::Woken) => return,
+                Ok(_) => {}
+                Err(_) => continue,
             }
             to.clear();
             for (_, from) in rx.iter() {
@@ -52,8 +52,8 @@ pub async fn run(a: EchoArgs) -> Result<ExitCode> {
             tx.send(&sock, to.iter().map(|&t| (page.as_slice(), t)));
         }
     });
-    super::wait_for_stop_signal().await;
-    stop.store(true, Ordering::Relaxed);
+    signals.next_stop().await;
+    stop.raise();
     let _ = tokio::task::spawn_blocking(move || worker.join()).await;
     Ok(ExitCode::SUCCESS)
 }

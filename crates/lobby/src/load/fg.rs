@@ -15,21 +15,21 @@
 
 use super::histogram::Histogram;
 use super::layout::{fanout, place, receives, Layout};
-use super::mmsg::{enable_timestamps, realtime_ns, ts_ns, RecvBatch};
 use super::packet::{callsign, read_stamp, Datagram};
 use super::procstat;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
-use socket2::{Domain, Protocol, Socket, Type};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use udp::time::{realtime_ns, ts_ns};
+use udp::{enable_timestamps, BindOptions, RecvBatch, Wake};
 
 /// Flags of `lobby load fg`.
 #[derive(Args, Debug, Clone)]
@@ -324,19 +324,18 @@ fn open_sockets(n: usize, bind: IpAddr, target: SocketAddr) -> Result<Vec<UdpSoc
     let rcvbuf = ((512usize << 20) / n.max(1)).clamp(256 << 10, 2 << 20);
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
-        let s = Socket::new(
-            Domain::for_address(target),
-            Type::DGRAM,
-            Some(Protocol::UDP),
-        )
-        .context("cannot create a UDP socket")?;
-        let _ = s.set_recv_buffer_size(rcvbuf);
-        s.bind(&SocketAddr::new(bind, 0).into())
+        let options = BindOptions {
+            reuse_port: false,
+            recv_buffer: rcvbuf,
+            send_buffer: 0,
+            pmtu_probe: false,
+        };
+        let s = udp::bind(SocketAddr::new(bind, 0), options)
             .with_context(|| format!("cannot bind pilot socket {i} to {bind}:0"))?;
-        s.connect(&target.into())
+        s.connect(target)
             .with_context(|| format!("cannot connect a UDP socket to {target}"))?;
-        enable_timestamps(s.as_raw_fd()).context("cannot enable SO_TIMESTAMPNS")?;
-        out.push(s.into());
+        enable_timestamps(&s).context("cannot enable SO_TIMESTAMPNS")?;
+        out.push(s);
     }
     Ok(out)
 }
@@ -359,7 +358,7 @@ fn sender(
     plan: &Plan,
     range_nm: u16,
     start: Instant,
-    stop: &AtomicBool,
+    stop: &Wake,
     live: &Live,
 ) -> SendResult {
     let n = plan.n as u64;
@@ -381,7 +380,7 @@ fn sender(
     };
     let began = Instant::now();
     let mut j: u64 = 0;
-    'outer: while j < total && !stop.load(Relaxed) {
+    'outer: while j < total && !stop.is_raised() {
         let now = secs(start);
         // Number of sends due by now.
         let due = (((now - plan.t0) / plan.dt).floor() as i64 + 1).clamp(0, total as i64) as u64;
@@ -444,7 +443,7 @@ fn receiver(
     mine: Vec<usize>,
     plan: &Plan,
     start: Instant,
-    stop: &AtomicBool,
+    stop: &Wake,
     live: &Live,
 ) -> Result<RecvResult> {
     // SAFETY: epoll_create1 has no memory preconditions; the fd is owned below.
@@ -473,7 +472,7 @@ fn receiver(
         }
     }
     let mut events = vec![libc::epoll_event { events: 0, u64: 0 }; 1024];
-    let mut batch = RecvBatch::new(RECV_BATCH, false, true);
+    let mut batch = RecvBatch::with_options(RECV_BATCH, false, true);
     let mut ready: Vec<usize> = Vec::with_capacity(events.len());
     let mut carry: Vec<usize> = Vec::new();
     let mut cpu_at_window: Option<f64> = None;
@@ -493,7 +492,7 @@ fn receiver(
     let n = plan.n;
     loop {
         let now = secs(start);
-        if now >= plan.t_end || stop.load(Relaxed) {
+        if now >= plan.t_end || stop.is_raised() {
             break;
         }
         if cpu_at_window.is_none() && now >= plan.t_measure {
@@ -535,7 +534,7 @@ fn receiver(
             // most a few batches per round so every socket gets its turn.
             let mut drained = false;
             for _ in 0..4 {
-                let m = match batch.recv(sock.as_raw_fd(), libc::MSG_DONTWAIT) {
+                let m = match batch.recv(sock, false) {
                     Ok(m) => m,
                     // Empty queue, or an ICMP error (target not listening): nothing to read.
                     Err(e) => {
@@ -608,7 +607,7 @@ fn receiver(
 }
 
 /// Runs `lobby load fg` (blocking).
-pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
+pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
     validate(&args)?;
     let target = resolve_target(&args.target)?;
     let bind = args
@@ -685,7 +684,7 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     let mut tick = 1.0;
     let mut last = (0u64, 0u64);
     let mut before = None;
-    while !stop.load(Relaxed) && !receivers.iter().all(|h| h.is_finished()) {
+    while !stop.is_raised() && !receivers.iter().all(|h| h.is_finished()) {
         let now = secs(start);
         if before.is_none() && now >= t_measure {
             before = Some(snapshot(args.target_pid));
@@ -751,7 +750,7 @@ pub fn run(args: FgArgs, stop: Arc<AtomicBool>) -> Result<ExitCode> {
     if progress {
         eprintln!();
     }
-    let interrupted = stop.load(Relaxed);
+    let interrupted = stop.is_raised();
 
     let expected: u64 = sent
         .per_pilot

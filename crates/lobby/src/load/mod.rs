@@ -8,7 +8,6 @@ mod fg;
 mod histogram;
 mod layout;
 mod master;
-mod mmsg;
 mod packet;
 mod procstat;
 mod reflector;
@@ -16,7 +15,6 @@ mod reflector;
 use anyhow::Result;
 use clap::Subcommand;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Load generators.
@@ -45,13 +43,14 @@ pub enum LoadCommand {
 pub async fn run(cmd: LoadCommand) -> Result<ExitCode> {
     match cmd {
         LoadCommand::Fg(args) => {
-            let stop = Arc::new(AtomicBool::new(false));
+            let mut signals = crate::lifecycle::Signals::install()?;
+            let stop = Arc::new(udp::Wake::new()?);
             let s = stop.clone();
             let mut work = tokio::task::spawn_blocking(move || fg::run(args, s));
             tokio::select! {
                 r = &mut work => r?,
-                _ = wait_for_stop_signal() => {
-                    stop.store(true, Ordering::Relaxed);
+                _ = signals.next_stop() => {
+                    stop.raise();
                     work.await?
                 }
             }
@@ -59,23 +58,5 @@ pub async fn run(cmd: LoadCommand) -> Result<ExitCode> {
         LoadCommand::Reflector(args) => reflector::run(args).await,
         LoadCommand::Master(args) => master::run(args).await,
         LoadCommand::Echo(args) => echo::run(args).await,
-    }
-}
-
-/// Resolves on Ctrl-C or SIGTERM.
-pub(crate) async fn wait_for_stop_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).ok();
-    let term_f = async {
-        match term.as_mut() {
-            Some(s) => {
-                s.recv().await;
-            }
-            None => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term_f => {}
     }
 }

@@ -4,23 +4,20 @@
 //! datagram goes, unchanged, to every other member. No parsing and no logic, so
 //! whatever a relay achieves below this on the same machine is its own cost.
 //!
-//! I/O is batched with `recvmmsg`/`sendmmsg` (falling back to `recv_from`/`sendto`
-//! where those are unavailable). With `--threads 2` two sockets share the port
+//! I/O is batched with `recvmmsg`/`sendmmsg` through the `udp` crate, the same layer
+//! the servers use (it falls back to one call per datagram where those are missing). With `--threads 2` two sockets share the port
 //! through `SO_REUSEPORT`; the kernel hashes each source to one of them, so each
 //! thread owns the last-heard times of its sources while the member list is shared.
 
-use super::mmsg::{RecvBatch, SendList};
 use anyhow::{Context, Result};
 use clap::Args;
-use socket2::{Domain, Protocol, Socket, Type};
 use std::collections::HashMap;
-use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use udp::{BindOptions, Destinations, Ready, RecvBatch, Wake};
 
 /// Flags of `lobby load reflector`.
 #[derive(Args, Debug, Clone)]
@@ -41,8 +38,8 @@ pub struct ReflectorArgs {
     pub expiry: f64,
 }
 
-/// How often each thread looks at its stop flag and at expired members.
-const TICK: Duration = Duration::from_millis(100);
+/// How often each thread looks for expired members.
+const SWEEP: Duration = Duration::from_secs(1);
 
 #[derive(Default)]
 struct Members {
@@ -67,45 +64,9 @@ struct Counters {
 pub struct Reflector {
     /// Bound address.
     pub addr: SocketAddr,
-    stop: Arc<AtomicBool>,
+    stop: Arc<Wake>,
     threads: Vec<JoinHandle<()>>,
     counters: Arc<Counters>,
-}
-
-fn bind(addr: SocketAddr, reuse_port: bool) -> Result<UdpSocket> {
-    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    if addr.is_ipv6() {
-        s.set_only_v6(true)?;
-    }
-    if reuse_port {
-        s.set_reuse_port(true)?;
-    }
-    if addr.is_ipv4() {
-        // DF on every datagram ("probe": the interface MTU, ignoring learned path
-        // MTUs). Besides being right for small datagrams, it spares each send the
-        // kernel's shared IP-ID generator (`__ip_select_ident`, ~10% of a send here).
-        set_pmtudisc_probe(&s);
-    }
-    let _ = s.set_recv_buffer_size(8 << 20);
-    let _ = s.set_send_buffer_size(8 << 20);
-    s.bind(&addr.into())
-        .with_context(|| format!("cannot bind UDP {addr}"))?;
-    s.set_read_timeout(Some(TICK))?;
-    Ok(s.into())
-}
-
-fn set_pmtudisc_probe(s: &Socket) {
-    let v: libc::c_int = libc::IP_PMTUDISC_PROBE;
-    // SAFETY: `v` is a valid c_int for the duration of the call; failure is harmless.
-    unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_MTU_DISCOVER,
-            (&v as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
 }
 
 impl Reflector {
@@ -114,14 +75,17 @@ impl Reflector {
         if !(args.expiry.is_finite() && args.expiry > 0.0 && args.expiry <= 86_400.0) {
             anyhow::bail!("--expiry must be above 0 and at most 86400 seconds");
         }
-        let reuse = args.threads > 1;
-        let first = bind(args.listen, reuse)?;
+        let options = BindOptions {
+            reuse_port: args.threads > 1,
+            ..BindOptions::default()
+        };
+        let first = udp::bind(args.listen, options)?;
         let addr = first.local_addr()?;
         let mut socks = vec![first];
         for _ in 1..args.threads {
-            socks.push(bind(addr, true)?);
+            socks.push(udp::bind(addr, options)?);
         }
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Arc::new(Wake::new().context("cannot create the stop eventfd")?);
         let members = Arc::new(Members::default());
         let counters = Arc::new(Counters::default());
         let expiry = Duration::from_secs_f64(args.expiry);
@@ -146,7 +110,7 @@ impl Reflector {
 
     /// Stops the threads, waits for them, and returns (received, sent, failed).
     pub fn shutdown(self) -> (u64, u64, u64) {
-        self.stop.store(true, Relaxed);
+        self.stop.raise();
         for t in self.threads {
             let _ = t.join();
         }
@@ -159,6 +123,88 @@ impl Reflector {
     }
 }
 
+/// This thread's view of the members: a copy of the shared list as prepared
+/// destinations, and each member's position in it.
+struct View {
+    generation: u64,
+    list: Destinations,
+    index: HashMap<SocketAddr, usize>,
+}
+
+impl View {
+    /// Re-reads the shared list if it changed.
+    fn refresh(&mut self, members: &Members) {
+        let gen = members.generation.load(Relaxed);
+        if gen != self.generation {
+            let snapshot = members.lock().clone();
+            self.generation = gen;
+            self.index = snapshot.iter().enumerate().map(|(i, a)| (*a, i)).collect();
+            self.list = Destinations::new(&snapshot);
+        }
+    }
+
+    /// Sends `payload` to every member but `src`.
+    fn fan(
+        &mut self,
+        sock: &UdpSocket,
+        payload: &[u8],
+        src: SocketAddr,
+        batch: usize,
+        c: &Counters,
+    ) {
+        let sent = match self.index.get(&src) {
+            Some(&k) => {
+                let mut s = self.list.send(sock, payload, 0..k, batch);
+                s += self.list.send(sock, payload, k + 1..self.list.len(), batch);
+                s
+            }
+            None => self.list.send(sock, payload, 0..self.list.len(), batch),
+        };
+        c.sent.fetch_add(sent.sent, Relaxed);
+        if sent.failed > 0 {
+            c.failed.fetch_add(sent.failed, Relaxed);
+        }
+    }
+}
+
+/// Notes the sources of a batch; returns the ones not heard before.
+fn note_sources(
+    rb: &RecvBatch,
+    now: Instant,
+    heard: &mut HashMap<SocketAddr, Instant>,
+) -> Vec<SocketAddr> {
+    let mut fresh = Vec::new();
+    for i in 0..rb.len() {
+        if let Some(src) = rb.addr(i) {
+            if heard.insert(src, now).is_none() {
+                fresh.push(src);
+            }
+        }
+    }
+    fresh
+}
+
+/// Forgets sources silent for longer than `expiry`, here and in the shared list.
+fn sweep(
+    now: Instant,
+    expiry: Duration,
+    heard: &mut HashMap<SocketAddr, Instant>,
+    members: &Members,
+) {
+    let gone: Vec<SocketAddr> = heard
+        .iter()
+        .filter(|(_, t)| now.saturating_duration_since(**t) > expiry)
+        .map(|(a, _)| *a)
+        .collect();
+    if !gone.is_empty() {
+        for a in &gone {
+            heard.remove(a);
+        }
+        members.lock().retain(|a| !gone.contains(a));
+        members.generation.fetch_add(1, Relaxed);
+    }
+}
+
 /// One thread: receive a batch, fan each datagram out to every other member.
 fn serve(
     sock: &UdpSocket,
@@ -166,143 +212,53 @@ fn serve(
     expiry: Duration,
     members: &Members,
     counters: &Counters,
-    stop: &AtomicBool,
+    stop: &Wake,
 ) {
-    let fd = sock.as_raw_fd();
-    let mut rb = RecvBatch::new(batch, true, false);
-    let mut use_mmsg = true;
-    let mut fallback_buf = vec![0u8; 65536];
+    let mut rb = RecvBatch::new(batch);
     // Sources this thread receives from, with when they were last heard.
     let mut heard: HashMap<SocketAddr, Instant> = HashMap::new();
-    // This thread's copy of the member list, and each member's position in it.
-    let mut seen_gen = u64::MAX;
-    let mut list = SendList::new(&[]);
-    let mut index: HashMap<SocketAddr, usize> = HashMap::new();
-    let mut next_sweep = Instant::now() + Duration::from_secs(1);
-    while !stop.load(Relaxed) {
-        let n = if use_mmsg {
-            match rb.recv(fd, libc::MSG_WAITFORONE) {
-                Ok(n) => n,
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP)
-                    ) =>
-                {
-                    tracing::warn!("recvmmsg unavailable ({e}); falling back to recv_from");
-                    use_mmsg = false;
-                    0
-                }
-                Err(_) => 0, // timeout, EINTR, ICMP errors: look at the stop flag and go on.
-            }
-        } else {
-            0
+    let mut view = View {
+        generation: u64::MAX,
+        list: Destinations::new(&[]),
+        index: HashMap::new(),
+    };
+    let mut next_sweep = Instant::now() + SWEEP;
+    loop {
+        let n = match rb.recv_until(sock, Some(next_sweep), stop) {
+            Ok(Ready::Woken) => return,
+            Ok(Ready::Datagrams(n)) => n,
+            // The sweep is due, or an ICMP error from an earlier send: go on.
+            Ok(Ready::Deadline) | Err(_) => 0,
         };
         let now = Instant::now();
         // Learn new sources first, so the member list is current for this batch.
-        let mut fresh: Vec<SocketAddr> = Vec::new();
-        let mut note =
-            |src: SocketAddr, heard: &mut HashMap<SocketAddr, Instant>| match heard.get_mut(&src) {
-                Some(t) => *t = now,
-                None => {
-                    heard.insert(src, now);
-                    fresh.push(src);
-                }
-            };
-        let mut single: Option<(usize, SocketAddr)> = None;
-        if use_mmsg {
-            for i in 0..n {
-                if let Some(src) = rb.addr(i) {
-                    note(src, &mut heard);
-                }
-            }
-        } else {
-            match sock.recv_from(&mut fallback_buf) {
-                Ok((len, src)) => {
-                    note(src, &mut heard);
-                    single = Some((len, src));
-                }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted
-                    ) => {}
-                Err(_) => {}
-            }
-        }
+        let fresh = note_sources(&rb, now, &mut heard);
         if !fresh.is_empty() {
-            let mut l = members.lock();
-            l.extend(fresh.iter().copied());
+            members.lock().extend(fresh);
             members.generation.fetch_add(1, Relaxed);
         }
         if now >= next_sweep {
-            next_sweep = now + Duration::from_secs(1);
-            let gone: Vec<SocketAddr> = heard
-                .iter()
-                .filter(|(_, t)| now.saturating_duration_since(**t) > expiry)
-                .map(|(a, _)| *a)
-                .collect();
-            if !gone.is_empty() {
-                for a in &gone {
-                    heard.remove(a);
-                }
-                members.lock().retain(|a| !gone.contains(a));
-                members.generation.fetch_add(1, Relaxed);
+            next_sweep = now + SWEEP;
+            sweep(now, expiry, &mut heard, members);
+        }
+        view.refresh(members);
+        for i in 0..n {
+            if let Some(src) = rb.addr(i) {
+                view.fan(sock, rb.datagram(i), src, batch, counters);
             }
         }
-        let gen = members.generation.load(Relaxed);
-        if gen != seen_gen {
-            let snapshot = members.lock().clone();
-            seen_gen = gen;
-            index = snapshot.iter().enumerate().map(|(i, a)| (*a, i)).collect();
-            list = SendList::new(&snapshot);
+        if n > 0 {
+            counters.received.fetch_add(n as u64, Relaxed);
         }
-        let mut fan = |payload: &[u8], src: SocketAddr| {
-            let (a, b) = match index.get(&src) {
-                Some(&k) => list.send(fd, payload, 0..k, batch).add(list.send(
-                    fd,
-                    payload,
-                    k + 1..list.len(),
-                    batch,
-                )),
-                None => list.send(fd, payload, 0..list.len(), batch),
-            };
-            counters.sent.fetch_add(a, Relaxed);
-            if b > 0 {
-                counters.failed.fetch_add(b, Relaxed);
-            }
-        };
-        if use_mmsg {
-            for i in 0..n {
-                if let Some(src) = rb.addr(i) {
-                    fan(rb.datagram(i), src);
-                }
-            }
-            if n > 0 {
-                counters.received.fetch_add(n as u64, Relaxed);
-            }
-        } else if let Some((len, src)) = single {
-            fan(&fallback_buf[..len.min(fallback_buf.len())], src);
-            counters.received.fetch_add(1, Relaxed);
-        }
-    }
-}
-
-trait AddPair {
-    fn add(self, other: (u64, u64)) -> (u64, u64);
-}
-
-impl AddPair for (u64, u64) {
-    fn add(self, o: (u64, u64)) -> (u64, u64) {
-        (self.0 + o.0, self.1 + o.1)
     }
 }
 
 /// Runs `lobby load reflector` until Ctrl-C or SIGTERM.
 pub async fn run(args: ReflectorArgs) -> Result<std::process::ExitCode> {
+    let mut signals = crate::lifecycle::Signals::install()?;
     let r = Reflector::start(&args)?;
-    crate::listening("reflector", "udp", r.addr);
-    super::wait_for_stop_signal().await;
+    crate::lifecycle::listening("reflector", "udp", r.addr);
+    signals.next_stop().await;
     let (received, sent, failed) = tokio::task::spawn_blocking(move || r.shutdown()).await?;
     eprintln!("reflector: received {received}, sent {sent}, failed sends {failed}");
     Ok(std::process::ExitCode::SUCCESS)

@@ -1,0 +1,283 @@
+//! One lifecycle for every part: how a part is started, watched and stopped.
+//!
+//! - **One stop signal** ([`Stop`]): a cancellation token for async tasks and a
+//!   [`udp::Wake`] for worker threads blocked on their sockets. Raising it ends every
+//!   task and thread at once; nothing polls a flag through a read timeout.
+//! - **One place for signals** ([`Signals`]): SIGTERM, SIGINT and SIGHUP are installed
+//!   before any `listening` line is printed, so a signal sent right after the lines is
+//!   never lost.
+//! - **One supervisor** ([`Supervisor`]): every long-lived thread and task is spawned
+//!   through it and watched, and what happens when one fails is chosen by what it is:
+//!   - UDP worker threads ([`Supervisor::spawn_thread`]) are *restarted* on the same
+//!     socket, with an error log line and a count in `/stats` (their state lives in the
+//!     engine, not the thread, and their socket stays bound, so a dead worker would
+//!     silently leave a share of clients unanswered);
+//!   - every other part is a task ([`Supervisor::spawn_task`]: telnet, HTTP, DNS, the
+//!     prober, the pusher, the state saver, simulated servers) whose error or panic
+//!     *stops the process* cleanly (state is still saved) with the part's name and exit
+//!     status 1, so a service manager restarts it whole instead of leaving it
+//!     half-serving.
+//!
+//! Tests inject failures with the test-only environment variable `LOBBY_TEST_PANIC`
+//! (see [`injected_panic`]).
+
+use anyhow::{Context, Result};
+use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// How long shutdown waits for a task to end before it is abandoned (and logged).
+const TASK_GRACE: Duration = Duration::from_secs(5);
+
+/// Prints the stable `listening <part> <proto> <addr:port>` line on standard output.
+pub fn listening(part: &str, proto: &str, addr: SocketAddr) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "listening {part} {proto} {addr}");
+    let _ = out.flush();
+}
+
+/// Locks, ignoring poison: a worker that panicked while holding an engine must not
+/// stop the others (the engines keep their tables consistent at every return).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The one stop signal: cloned into every task and thread.
+#[derive(Clone)]
+pub struct Stop {
+    token: CancellationToken,
+    wake: Arc<udp::Wake>,
+}
+
+impl Stop {
+    /// A new, lowered stop signal.
+    pub fn new() -> Result<Stop> {
+        Ok(Stop {
+            token: CancellationToken::new(),
+            wake: Arc::new(udp::Wake::new().context("cannot create the stop eventfd")?),
+        })
+    }
+
+    /// Raises it: every task's [`Stop::stopped`] resolves and every thread waiting on
+    /// [`Stop::wake`] returns.
+    pub fn raise(&self) {
+        self.token.cancel();
+        self.wake.raise();
+    }
+
+    /// Whether it was raised.
+    pub fn is_raised(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// Resolves once it is raised.
+    pub async fn stopped(&self) {
+        self.token.cancelled().await
+    }
+
+    /// The wake-up for threads blocked on sockets.
+    pub fn wake(&self) -> &udp::Wake {
+        &self.wake
+    }
+}
+
+/// What ended the wait for signals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// SIGTERM or SIGINT (Ctrl-C).
+    Stop,
+    /// SIGHUP.
+    Reload,
+}
+
+/// SIGTERM, SIGINT and SIGHUP, registered before any listener is announced.
+pub struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Installs the handlers. Call before anything prints a `listening` line.
+    pub fn install() -> Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            term: signal(SignalKind::terminate()).context("cannot handle SIGTERM")?,
+            int: signal(SignalKind::interrupt()).context("cannot handle SIGINT")?,
+            hup: signal(SignalKind::hangup()).context("cannot handle SIGHUP")?,
+        })
+    }
+
+    /// The next signal.
+    pub async fn next(&mut self) -> Signal {
+        tokio::select! {
+            _ = self.term.recv() => Signal::Stop,
+            _ = self.int.recv() => Signal::Stop,
+            _ = self.hup.recv() => Signal::Reload,
+        }
+    }
+
+    /// The next SIGTERM or SIGINT (SIGHUP is ignored: commands without a
+    /// configuration to reload).
+    pub async fn next_stop(&mut self) {
+        while self.next().await != Signal::Stop {}
+    }
+}
+
+/// A part that failed and stops the process.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The part, e.g. `relay-telnet`.
+    pub part: String,
+    /// What happened.
+    pub reason: String,
+}
+
+/// Starts, watches and stops every long-lived thread and task of the process.
+pub struct Supervisor {
+    stop: Stop,
+    threads: Mutex<Vec<(String, JoinHandle<()>)>>,
+    tasks: Mutex<Vec<(String, tokio::task::JoinHandle<()>)>>,
+    failures_tx: mpsc::UnboundedSender<Failure>,
+    failures_rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Failure>>,
+    restarts: Arc<Mutex<BTreeMap<String, u64>>>,
+}
+
+impl Supervisor {
+    /// A supervisor with a fresh stop signal.
+    pub fn new() -> Result<Supervisor> {
+        let (failures_tx, failures_rx) = mpsc::unbounded_channel();
+        Ok(Supervisor {
+            stop: Stop::new()?,
+            threads: Mutex::new(Vec::new()),
+            tasks: Mutex::new(Vec::new()),
+            failures_tx,
+            failures_rx: tokio::sync::Mutex::new(failures_rx),
+            restarts: Arc::new(Mutex::new(BTreeMap::new())),
+        })
+    }
+
+    /// The stop signal every part watches.
+    pub fn stop(&self) -> &Stop {
+        &self.stop
+    }
+
+    /// Restarts per part so far (for `/stats` and tests).
+    pub fn restarts(&self) -> BTreeMap<String, u64> {
+        lock(&self.restarts).clone()
+    }
+
+    /// Runs `body` on a named thread of `part`. `body` returns when the stop signal is
+    /// raised; if it panics first, it is logged, counted and run again.
+    pub fn spawn_thread(&self, part: &str, body: impl Fn() + Send + Sync + 'static) -> Result<()> {
+        let (name, stop, restarts) = (part.to_string(), self.stop.clone(), self.restarts.clone());
+        let handle = std::thread::Builder::new()
+            .name(part.chars().take(15).collect())
+            .spawn(move || loop {
+                let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(&body)) else {
+                    return;
+                };
+                if stop.is_raised() {
+                    return;
+                }
+                let reason = panic_message(&*panic);
+                *lock(&restarts).entry(name.clone()).or_default() += 1;
+                tracing::error!(part = %name, %reason, "worker panicked; restarted on the same socket");
+            })
+            .with_context(|| format!("cannot start a thread for {part}"))?;
+        lock(&self.threads).push((part.to_string(), handle));
+        Ok(())
+    }
+
+    /// Runs `task` for `part`. It should end when [`Stop::stopped`] resolves; an error
+    /// or a panic before that stops the process, naming the part.
+    pub fn spawn_task(&self, part: &str, task: impl Future<Output = Result<()>> + Send + 'static) {
+        let (name, stop, tx) = (
+            part.to_string(),
+            self.stop.clone(),
+            self.failures_tx.clone(),
+        );
+        let inner = tokio::spawn(task);
+        let watcher = tokio::spawn(async move {
+            let reason = match inner.await {
+                Ok(Ok(())) => return,
+                Ok(Err(e)) => format!("{e:#}"),
+                Err(e) if e.is_panic() => panic_message(&*e.into_panic()),
+                Err(e) => e.to_string(),
+            };
+            if !stop.is_raised() {
+                let _ = tx.send(Failure { part: name, reason });
+            }
+        });
+        lock(&self.tasks).push((part.to_string(), watcher));
+    }
+
+    /// Resolves when a part fails in a way that stops the process.
+    pub async fn failed(&self) -> Failure {
+        match self.failures_rx.lock().await.recv().await {
+            Some(f) => f,
+            // The supervisor holds a sender, so the channel never closes.
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Raises the stop signal, then waits for every thread and task to end.
+    pub async fn shutdown(&self) {
+        self.stop.raise();
+        let restarts = self.restarts();
+        if !restarts.is_empty() {
+            tracing::warn!(?restarts, "worker restarts during this run");
+        }
+        let tasks = std::mem::take(&mut *lock(&self.tasks));
+        for (part, t) in tasks {
+            let abort = t.abort_handle();
+            if tokio::time::timeout(TASK_GRACE, t).await.is_err() {
+                tracing::warn!(%part, "task did not stop within {TASK_GRACE:?}; abandoned");
+                abort.abort();
+            }
+        }
+        let threads = std::mem::take(&mut *lock(&self.threads));
+        let joined = tokio::task::spawn_blocking(move || {
+            for (part, t) in threads {
+                if t.join().is_err() {
+                    tracing::error!(%part, "thread ended with a panic");
+                }
+            }
+        });
+        let _ = joined.await;
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_string()
+    }
+}
+
+/// The test-only failure hook: `LOBBY_TEST_PANIC=relay-udp,dns-prober` makes each named
+/// point panic once, the first time the part reaches it. Unset in production, where
+/// this is one relaxed check of a value read once.
+pub fn injected_panic(point: &str) {
+    static POINTS: OnceLock<Option<Mutex<HashSet<String>>>> = OnceLock::new();
+    let points = POINTS.get_or_init(|| {
+        std::env::var("LOBBY_TEST_PANIC")
+            .ok()
+            .map(|v| Mutex::new(v.split(',').map(|s| s.trim().to_string()).collect()))
+    });
+    if let Some(p) = points {
+        if lock(p).remove(point) {
+            panic!("LOBBY_TEST_PANIC: injected panic in {point}");
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! The only socket layer in lobby (the role quinn-udp plays for quinn): everything
+//! that touches a UDP socket below the level of "datagram in, datagram out".
+//!
+//! - [`options`]: binding with the options every lobby socket uses (SO_REUSEPORT,
+//!   IPV6_V6ONLY, the PMTU probe, buffer sizes), kernel timestamps, and real-time
+//!   priority for worker threads.
+//! - [`recv`]: [`RecvBatch`], batched receive with `recvmmsg(2)`, source addresses,
+//!   truncation and kernel receive timestamps, and waiting for the earlier of the next
+//!   datagram, a deadline and a [`Wake`].
+//! - [`send`]: one `sendmmsg(2)` path for "many datagrams" ([`SendBatch`]) and "one
+//!   datagram to many destinations" ([`Destinations`]).
+//! - [`wake`]: [`Wake`], an eventfd that wakes every thread waiting on a socket, so a
+//!   stop never waits for a read timeout.
+//!
+//! Linux only (the servers' deployment target); where the batched calls are missing
+//! the code falls back to one `recvfrom`/`sendto` per datagram.
+
+pub mod options;
+pub mod recv;
+pub mod send;
+pub mod time;
+pub mod wake;
+
+pub use options::{bind, enable_timestamps, set_realtime_priority, BindOptions};
+pub use recv::{Ready, RecvBatch, SLOT_SIZE};
+pub use send::{Destinations, SendBatch};
+pub use wake::Wake;

@@ -1,0 +1,295 @@
+//! Batched receive with `recvmmsg(2)`: one system call per batch instead of one per
+//! datagram, with each datagram's source address, truncation flag and (optionally) the
+//! kernel's receive timestamp.
+//!
+//! Every pointer handed to the kernel points into heap buffers owned by the batch and
+//! sized at construction; the vectors are never resized afterwards, so the pointers
+//! stay valid for the batch's lifetime (moving the batch moves no heap memory). Counts
+//! returned by the kernel are clamped to the batch size before any buffer is indexed.
+
+use crate::wake::Wake;
+use socket2::SockAddr;
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+/// Receive buffer per datagram: above FlightGear's 1200-byte limit and the Xash
+/// master's 1400-byte pages, so a truncated datagram is recognisable by its length.
+pub const SLOT_SIZE: usize = 2048;
+
+/// Control-message space per datagram, in u64 words (for one `SCM_TIMESTAMPNS`).
+const CTRL_WORDS: usize = 8;
+
+/// What [`RecvBatch::recv_until`] returned for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ready {
+    /// This many datagrams arrived (at least one).
+    Datagrams(usize),
+    /// The deadline passed first.
+    Deadline,
+    /// The [`Wake`] was raised.
+    Woken,
+}
+
+/// Reusable buffers for receiving up to `capacity` datagrams per call.
+pub struct RecvBatch {
+    bufs: Vec<u8>,
+    iovs: Vec<libc::iovec>,
+    names: Vec<libc::sockaddr_storage>,
+    /// u64 words keep every control buffer aligned for `cmsghdr`.
+    ctrl: Vec<u64>,
+    hdrs: Vec<libc::mmsghdr>,
+    with_addr: bool,
+    with_ctrl: bool,
+    filled: usize,
+}
+
+// SAFETY: the raw pointers inside point only into the batch's own heap buffers, which
+// move with it; nothing is shared with another thread.
+unsafe impl Send for RecvBatch {}
+
+impl RecvBatch {
+    /// Buffers for `capacity` datagrams (at least 1), with source addresses.
+    pub fn new(capacity: usize) -> RecvBatch {
+        RecvBatch::with_options(capacity, true, false)
+    }
+
+    /// `with_addr` asks for each datagram's source address, `with_ctrl` makes room for
+    /// control messages (see [`RecvBatch::kernel_time`]).
+    pub fn with_options(capacity: usize, with_addr: bool, with_ctrl: bool) -> RecvBatch {
+        let n = capacity.max(1);
+        let mut b = RecvBatch {
+            bufs: vec![0u8; n * SLOT_SIZE],
+            // SAFETY: iovec, sockaddr_storage and mmsghdr are plain C structs for which
+            // all-zero bytes (null pointers, zero lengths) is a valid value.
+            iovs: (0..n).map(|_| unsafe { zeroed() }).collect(),
+            names: (0..n).map(|_| unsafe { zeroed() }).collect(),
+            ctrl: vec![0u64; if with_ctrl { n * CTRL_WORDS } else { 0 }],
+            hdrs: (0..n).map(|_| unsafe { zeroed() }).collect(),
+            with_addr,
+            with_ctrl,
+            filled: 0,
+        };
+        let base = b.bufs.as_mut_ptr();
+        for i in 0..n {
+            // SAFETY: i * SLOT_SIZE < n * SLOT_SIZE = bufs.len().
+            b.iovs[i].iov_base = unsafe { base.add(i * SLOT_SIZE) }.cast();
+            b.iovs[i].iov_len = SLOT_SIZE;
+            let iov: *mut libc::iovec = &mut b.iovs[i];
+            let name: *mut libc::sockaddr_storage = &mut b.names[i];
+            let h = &mut b.hdrs[i].msg_hdr;
+            h.msg_iov = iov;
+            h.msg_iovlen = 1;
+            if with_addr {
+                h.msg_name = name.cast();
+            }
+        }
+        if with_ctrl {
+            let base = b.ctrl.as_mut_ptr();
+            for i in 0..n {
+                // SAFETY: i * CTRL_WORDS < n * CTRL_WORDS = ctrl.len().
+                b.hdrs[i].msg_hdr.msg_control = unsafe { base.add(i * CTRL_WORDS) }.cast();
+            }
+        }
+        b
+    }
+
+    /// Receives up to the batch size. With `block`, waits (up to the socket's read
+    /// timeout, if any) for at least one datagram and takes whatever else is queued;
+    /// without, returns `WouldBlock` when nothing is queued. Returns how many arrived.
+    pub fn recv(&mut self, sock: &impl AsRawFd, block: bool) -> io::Result<usize> {
+        let flags = if block {
+            libc::MSG_WAITFORONE
+        } else {
+            libc::MSG_DONTWAIT
+        };
+        self.filled = 0;
+        for h in &mut self.hdrs {
+            h.msg_len = 0;
+            h.msg_hdr.msg_flags = 0;
+            h.msg_hdr.msg_namelen = if self.with_addr {
+                size_of::<libc::sockaddr_storage>() as libc::socklen_t
+            } else {
+                0
+            };
+            h.msg_hdr.msg_controllen = if self.with_ctrl { CTRL_WORDS * 8 } else { 0 };
+        }
+        // SAFETY: hdrs holds hdrs.len() initialised headers whose iovecs, names and
+        // control buffers point into live buffers of the advertised sizes (see `new`).
+        let r = unsafe {
+            libc::recvmmsg(
+                sock.as_raw_fd(),
+                self.hdrs.as_mut_ptr(),
+                self.hdrs.len() as libc::c_uint,
+                flags,
+                std::ptr::null_mut(),
+            )
+        };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::ENOSYS) {
+                return self.recv_one(sock, flags);
+            }
+            return Err(e);
+        }
+        self.filled = (r as usize).min(self.hdrs.len());
+        Ok(self.filled)
+    }
+
+    /// Waits for the earliest of: datagrams on `sock`, `deadline` (none = no deadline),
+    /// and `wake`. A busy socket costs one system call per batch (the non-blocking
+    /// receive finds datagrams queued); an idle one sleeps in `poll(2)`.
+    pub fn recv_until(
+        &mut self,
+        sock: &impl AsRawFd,
+        deadline: Option<Instant>,
+        wake: &Wake,
+    ) -> io::Result<Ready> {
+        loop {
+            match self.recv(sock, false) {
+                Ok(n) if n > 0 => return Ok(Ready::Datagrams(n)),
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            let timeout_ms = match deadline {
+                None => -1,
+                Some(t) => {
+                    let left = t.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Ok(Ready::Deadline);
+                    }
+                    // Round up, so a wake-up is never early.
+                    left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+                }
+            };
+            let mut fds = [
+                libc::pollfd {
+                    fd: sock.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: wake.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: two valid pollfd structs for the duration of the call.
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if fds[1].revents != 0 {
+                return Ok(Ready::Woken);
+            }
+            if r == 0 && deadline.is_some_and(|t| Instant::now() >= t) {
+                return Ok(Ready::Deadline);
+            }
+            // Readable (or a socket error to report): receive again.
+            if fds[0].revents & (libc::POLLERR | libc::POLLIN) != 0 {
+                match self.recv(sock, false) {
+                    Ok(n) if n > 0 => return Ok(Ready::Datagrams(n)),
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+
+    fn recv_one(&mut self, sock: &impl AsRawFd, flags: i32) -> io::Result<usize> {
+        let flags = flags & libc::MSG_DONTWAIT;
+        let h = &mut self.hdrs[0];
+        // SAFETY: header 0 points at slot 0 and name 0, both live (see `new`).
+        let r = unsafe { libc::recvmsg(sock.as_raw_fd(), &mut h.msg_hdr, flags) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        h.msg_len = r as libc::c_uint;
+        self.filled = 1;
+        Ok(1)
+    }
+
+    /// Number of datagrams of the last receive.
+    pub fn len(&self) -> usize {
+        self.filled
+    }
+
+    /// Whether the last receive got nothing.
+    pub fn is_empty(&self) -> bool {
+        self.filled == 0
+    }
+
+    /// Datagram `i` of the last receive (empty if out of range).
+    pub fn datagram(&self, i: usize) -> &[u8] {
+        if i >= self.filled {
+            return &[];
+        }
+        let len = (self.hdrs[i].msg_len as usize).min(SLOT_SIZE);
+        &self.bufs[i * SLOT_SIZE..i * SLOT_SIZE + len]
+    }
+
+    /// Whether datagram `i` was cut to the buffer size.
+    pub fn truncated(&self, i: usize) -> bool {
+        i < self.filled && self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0
+    }
+
+    /// The kernel's receive time of datagram `i` (`SO_TIMESTAMPNS`, `CLOCK_REALTIME`),
+    /// if the socket has timestamps on and the batch has control space.
+    pub fn kernel_time(&self, i: usize) -> Option<libc::timespec> {
+        if i >= self.filled || !self.with_ctrl {
+            return None;
+        }
+        let h = &self.hdrs[i].msg_hdr;
+        if h.msg_controllen > CTRL_WORDS * 8 || h.msg_flags & libc::MSG_CTRUNC != 0 {
+            return None;
+        }
+        // SAFETY: the header's control pointer and length describe our own buffer (the
+        // kernel only shrinks msg_controllen); the CMSG_* helpers stay inside it, and
+        // each cmsg is checked to hold a whole timespec before it is read.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(h);
+            while !c.is_null() {
+                let need = libc::CMSG_LEN(size_of::<libc::timespec>() as u32) as usize;
+                if (*c).cmsg_level == libc::SOL_SOCKET
+                    && (*c).cmsg_type == libc::SCM_TIMESTAMPNS
+                    && (*c).cmsg_len as usize >= need
+                {
+                    return Some(std::ptr::read_unaligned(
+                        libc::CMSG_DATA(c).cast::<libc::timespec>(),
+                    ));
+                }
+                c = libc::CMSG_NXTHDR(h, c);
+            }
+        }
+        None
+    }
+
+    /// Source address of datagram `i` (needs addresses on).
+    pub fn addr(&self, i: usize) -> Option<SocketAddr> {
+        if i >= self.filled || !self.with_addr {
+            return None;
+        }
+        let len = self.hdrs[i].msg_hdr.msg_namelen;
+        if len as usize > size_of::<libc::sockaddr_storage>() {
+            return None;
+        }
+        // SAFETY: the kernel wrote a socket address of `len` bytes into names[i].
+        let a = unsafe { SockAddr::new(self.names[i], len) };
+        a.as_socket()
+    }
+
+    /// The datagrams of the last receive with their source addresses (those without a
+    /// readable address are skipped).
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], SocketAddr)> + '_ {
+        (0..self.filled).filter_map(move |i| Some((self.datagram(i), self.addr(i)?)))
+    }
+}

@@ -1,0 +1,21 @@
+//! The wall clock the kernel stamps datagrams with.
+
+/// `CLOCK_REALTIME` in nanoseconds (the clock `SO_TIMESTAMPNS` uses).
+pub fn realtime_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts_ns(ts)
+}
+
+/// A timespec in nanoseconds.
+// time_t and c_long are i64 on 64-bit Linux but not everywhere.
+#[allow(clippy::unnecessary_cast)]
+pub fn ts_ns(ts: libc::timespec) -> i64 {
+    (ts.tv_sec as i64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as i64)
+}
