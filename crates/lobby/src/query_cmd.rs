@@ -1,10 +1,8 @@
 //! `lobby query`: ask game servers and masters, as players' tools do.
 
-pub mod session;
-
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use session::{ansi_colors, strip_colors, ConnectResult, Kind, Outcome, Session, Step};
+use query::{ansi_colors, strip_colors, ConnectResult, Kind, Outcome, Session, Step};
 use socket2::{Domain, Protocol, Socket, Type};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io::IsTerminal;

@@ -1,0 +1,13 @@
+//! Asking Xash3D FWGS and GoldSrc servers what players' tools ask them.
+//!
+//! [`Session`] is one query of one server as a pure state machine: it says what to
+//! send, takes whatever comes back (split packets included) and the time, and ends
+//! with an [`Outcome`]. It holds no socket and reads no clock, so its tests feed it
+//! the real captures directly.
+
+pub mod session;
+
+pub use session::{
+    ansi_colors, strip_colors, ConnectResult, Dialect, Kind, Outcome, PlayerRow, ServerSummary,
+    Session, Step,
+};
