@@ -2,9 +2,9 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use query::{ansi_colors, strip_colors, ConnectResult, Kind, Outcome, Session, Step};
+use query::{ansi_colors, run_many, strip_colors, ConnectResult, Kind, Outcome, QueryOptions};
 use socket2::{Domain, Protocol, Socket, Type};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::HashSet;
 use std::io::IsTerminal;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
@@ -130,117 +130,40 @@ fn secs(v: f64, what: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(v))
 }
 
-/// Runs `kind` against every target with at most `concurrency` in flight, over one
-/// socket per address family. Results come back in target order.
-pub async fn run_many(
+impl QueryOpts {
+    fn query_options(&self) -> Result<QueryOptions> {
+        Ok(QueryOptions {
+            timeout: secs(self.timeout, "--timeout")?,
+            retries: self.retries,
+            concurrency: self.concurrency,
+        })
+    }
+}
+
+/// Runs `kind` against every target; with `progress`, a line on standard error
+/// says how far it got (every 200 ms at most) and is wiped at the end.
+async fn query_all(
     kind: Kind,
     targets: &[SocketAddr],
     opts: &QueryOpts,
     progress: bool,
 ) -> Result<Vec<(SocketAddr, Outcome)>> {
-    let timeout = secs(opts.timeout, "--timeout")?;
-    let concurrency = opts.concurrency.max(1);
-    let s4 = udp(false)?;
-    let s6 = if targets.iter().any(SocketAddr::is_ipv6) {
-        Some(udp(true)?)
-    } else {
-        None
-    };
-    let mut pending: VecDeque<SocketAddr> = targets.iter().copied().collect();
-    let mut seen = HashSet::new();
-    pending.retain(|a| seen.insert(*a));
-    let total = pending.len();
-    let mut active: HashMap<SocketAddr, Session> = HashMap::new();
-    let mut results: HashMap<SocketAddr, Outcome> = HashMap::new();
-    let mut buf4 = vec![0u8; 65536];
-    let mut buf6 = vec![0u8; 65536];
+    let options = opts.query_options()?;
     let mut last_progress = Instant::now();
-    // Sends go through `send_to().await`: a fresh tokio socket is not known to be
-    // writable yet, so `try_send_to` could drop the very first datagram.
-    async fn flush(s4: &UdpSocket, s6: Option<&UdpSocket>, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
-        for (to, p) in out.drain(..) {
-            let sock = if to.is_ipv6() { s6 } else { Some(s4) };
-            if let Some(sock) = sock {
-                // A full send buffer or an unreachable target ends as a timeout.
-                let _ = sock.send_to(&p, to).await;
-            }
-        }
-    }
-    let mut outgoing: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
-    loop {
-        let now = Instant::now();
-        while active.len() < concurrency {
-            let Some(t) = pending.pop_front() else { break };
-            let (s, first) = Session::new(kind, now, timeout, opts.retries);
-            outgoing.extend(first.into_iter().map(|d| (t, d)));
-            active.insert(t, s);
-        }
-        flush(&s4, s6.as_ref(), &mut outgoing).await;
-        if active.is_empty() {
-            break;
-        }
+    let results = run_many(kind, targets, &options, |p| {
         if progress && last_progress.elapsed() > Duration::from_millis(200) {
             last_progress = Instant::now();
             eprint!(
                 "\r{} of {} done, {} in flight   ",
-                results.len(),
-                total,
-                active.len()
+                p.done, p.total, p.in_flight
             );
         }
-        let next = active
-            .values()
-            .map(Session::poll_timeout)
-            .min()
-            .unwrap_or(now);
-        let event = tokio::select! {
-            r = s4.recv_from(&mut buf4) => r.ok().map(|(n, from)| (buf4[..n].to_vec(), from)),
-            r = async {
-                match &s6 {
-                    Some(s) => s.recv_from(&mut buf6).await,
-                    None => std::future::pending().await,
-                }
-            } => r.ok().map(|(n, from)| (buf6[..n].to_vec(), from)),
-            _ = tokio::time::sleep_until(next.into()) => None,
-        };
-        let now = Instant::now();
-        let mut steps = Vec::new();
-        match event {
-            Some((p, from)) => {
-                if let Some(s) = active.get_mut(&from) {
-                    steps.push((from, s.handle(&p, now)));
-                }
-            }
-            None => {
-                for (a, s) in active.iter_mut() {
-                    if s.poll_timeout() <= now {
-                        steps.push((*a, s.handle_timeout(now)));
-                    }
-                }
-            }
-        }
-        for (a, step) in steps {
-            match step {
-                Step::Send(d) => outgoing.extend(d.into_iter().map(|p| (a, p))),
-                Step::Wait => {}
-                Step::Done(o) => {
-                    if let Outcome::Connect(ConnectResult::Accepted { .. }) = &o {
-                        outgoing.push((a, Session::goodbye()));
-                    }
-                    active.remove(&a);
-                    results.insert(a, o);
-                }
-            }
-        }
-    }
-    flush(&s4, s6.as_ref(), &mut outgoing).await;
+    })
+    .await?;
     if progress {
         eprint!("\r{:60}\r", "");
     }
-    Ok(targets
-        .iter()
-        .filter_map(|a| results.get(a).map(|o| (*a, o.clone())))
-        .collect())
+    Ok(results)
 }
 
 /// Runs a query command.
@@ -262,7 +185,7 @@ async fn direct(kind: Kind, t: Targets) -> Result<ExitCode> {
         .map(|a| resolve(a, 27015))
         .collect::<Result<_>>()?;
     let progress = std::io::stderr().is_terminal() && targets.len() > 1;
-    let results = run_many(kind, &targets, &t.opts, progress).await?;
+    let results = query_all(kind, &targets, &t.opts, progress).await?;
     print_results(&results, &t.opts);
     Ok(exit_code(&results))
 }
@@ -494,7 +417,7 @@ async fn master(m: MasterScan) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let progress = std::io::stderr().is_terminal();
-    let results = run_many(Kind::Info, &all, &m.opts, progress).await?;
+    let results = query_all(Kind::Info, &all, &m.opts, progress).await?;
     print_results(&results, &m.opts);
     if !m.opts.json {
         let ok = results.iter().filter(|(_, o)| answered(o)).count();

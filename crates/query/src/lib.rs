@@ -4,9 +4,15 @@
 //! send, takes whatever comes back (split packets included) and the time, and ends
 //! with an [`Outcome`]. It holds no socket and reads no clock, so its tests feed it
 //! the real captures directly.
+//!
+//! [`run_many`] is the tokio glue: it runs many sessions at once over one UDP
+//! socket per address family and only moves bytes between them.
 
+pub mod driver;
 pub mod session;
+mod udp;
 
+pub use driver::{run_many, Progress, QueryOptions};
 pub use session::{
     ansi_colors, strip_colors, ConnectResult, Dialect, Kind, Outcome, PlayerRow, ServerSummary,
     Session, Step,
