@@ -2,16 +2,15 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use query::{ansi_colors, run_many, strip_colors, ConnectResult, Kind, Outcome, QueryOptions};
-use socket2::{Domain, Protocol, Socket, Type};
-use std::collections::HashSet;
+use query::{
+    ansi_colors, run_many, scan_masters, strip_colors, ConnectResult, Kind, MergedList, Outcome,
+    QueryOptions, ScanSpec,
+};
 use std::io::IsTerminal;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use tokio::net::UdpSocket;
 use xash::info::InfoString;
-use xash::master::{ScanRequest, ServerListPage, SERVER_LIST_HEADER};
 
 /// Query commands.
 #[derive(Subcommand, Debug)]
@@ -105,22 +104,6 @@ fn resolve(s: &str, default_port: u16) -> Result<SocketAddr> {
         .with_context(|| format!("cannot resolve {s:?}"))?
         .next()
         .with_context(|| format!("{s:?} resolved to no address"))
-}
-
-fn udp(v6: bool) -> Result<UdpSocket> {
-    let (domain, addr): (Domain, SocketAddr) = if v6 {
-        (Domain::IPV6, "[::]:0".parse()?)
-    } else {
-        (Domain::IPV4, "0.0.0.0:0".parse()?)
-    };
-    let s = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
-    if v6 {
-        s.set_only_v6(true)?;
-    }
-    let _ = s.set_recv_buffer_size(4 << 20);
-    s.set_nonblocking(true)?;
-    s.bind(&addr.into())?;
-    Ok(UdpSocket::from_std(s.into())?)
 }
 
 fn secs(v: f64, what: &str) -> Result<Duration> {
@@ -295,76 +278,8 @@ fn strip_json(v: &mut serde_json::Value) {
     }
 }
 
-/// Scans one master; returns the servers it listed (None if it never answered).
-async fn scan_master(
-    master: SocketAddr,
-    filter: InfoString,
-    key: u32,
-    wait: Duration,
-) -> Result<Option<Vec<SocketAddr>>> {
-    let sock = udp(master.is_ipv6())?;
-    let mut f = filter;
-    f.set("key", format!("{key:x}"))?;
-    let mut req = Vec::new();
-    ScanRequest {
-        region: 0xff,
-        last: None,
-        filter: f,
-        final_nul: true,
-        malformed_last: false,
-    }
-    .encode(&mut req);
-    let mut servers = Vec::new();
-    let mut answered = false;
-    let mut largest_page = 0;
-    let mut buf = vec![0u8; 65536];
-    for _attempt in 0..2 {
-        sock.send_to(&req, master).await?;
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            // After the first page, the rest arrive together: stop when quiet.
-            let until = if answered {
-                (tokio::time::Instant::now() + Duration::from_millis(300)).min(deadline)
-            } else {
-                deadline
-            };
-            match tokio::time::timeout_at(until, sock.recv_from(&mut buf)).await {
-                Ok(Ok((n, from))) if from == master && buf[..n].starts_with(SERVER_LIST_HEADER) => {
-                    match ServerListPage::decode(&buf[..n], master.is_ipv6(), true) {
-                        Ok(p) if p.key == Some(key) => {
-                            answered = true;
-                            let n = p.servers.len();
-                            servers.extend(p.servers);
-                            // Pages are filled in order: one smaller than an earlier
-                            // page is the last.
-                            if largest_page > 0 && n < largest_page {
-                                return Ok(Some(servers));
-                            }
-                            largest_page = largest_page.max(n);
-                        }
-                        Ok(_) => tracing::warn!(%master, "list page with a wrong key ignored"),
-                        Err(e) => tracing::warn!(%master, error = %e, "invalid list page ignored"),
-                    }
-                }
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(e.into()),
-                Err(_) => break,
-            }
-        }
-        if answered {
-            return Ok(Some(servers));
-        }
-    }
-    Ok(None)
-}
-
-async fn master(m: MasterScan) -> Result<ExitCode> {
-    let masters: Vec<SocketAddr> = m
-        .masters
-        .iter()
-        .map(|a| resolve(a, 27010))
-        .collect::<Result<_>>()?;
-    let wait = secs(m.master_timeout, "--master-timeout")?;
+/// The filter every master is sent: `--filter`, then `--gamedir`, `--clver`, `--nat`.
+fn scan_filter(m: &MasterScan) -> Result<InfoString> {
     let mut filter = match &m.filter {
         Some(raw) => {
             InfoString::parse(raw.as_bytes()).map_err(|e| anyhow::anyhow!("--filter: {e}"))?
@@ -376,29 +291,30 @@ async fn master(m: MasterScan) -> Result<ExitCode> {
     }
     filter.set("clver", &m.clver)?;
     filter.set("nat", if m.nat { "1" } else { "0" })?;
-    let key = (std::process::id() ^ 0x5eed_1ab5).max(1);
-    // All masters at once, each with its own socket and deadline.
-    let handles: Vec<_> = masters
+    Ok(filter)
+}
+
+async fn master(m: MasterScan) -> Result<ExitCode> {
+    let masters: Vec<SocketAddr> = m
+        .masters
         .iter()
-        .map(|&a| tokio::spawn(scan_master(a, filter.clone(), key, wait)))
-        .collect();
-    let mut lists = Vec::new();
-    for h in handles {
-        lists.push(h.await?);
-    }
-    let mut all = Vec::new();
-    let mut seen = HashSet::new();
-    let mut masters_answered = 0;
-    for (a, l) in masters.iter().zip(lists) {
-        match l? {
+        .map(|a| resolve(a, 27010))
+        .collect::<Result<_>>()?;
+    let wait = secs(m.master_timeout, "--master-timeout")?;
+    let filter = scan_filter(&m)?;
+    let answers = scan_masters(&masters, &ScanSpec::new(filter, wait)).await;
+    let mut merged = MergedList::new();
+    for (a, answer) in masters.iter().zip(answers) {
+        match answer? {
             Some(servers) => {
-                masters_answered += 1;
                 tracing::info!(master = %a, servers = servers.len(), "master answered");
-                all.extend(servers.into_iter().filter(|s| seen.insert(*s)));
+                merged.add(servers);
             }
             None => eprintln!("lobby query: master {a} did not answer"),
         }
     }
+    let masters_answered = merged.masters_answered();
+    let all = merged.servers();
     if masters_answered == 0 {
         if m.opts.json {
             println!("[]");
@@ -417,7 +333,7 @@ async fn master(m: MasterScan) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let progress = std::io::stderr().is_terminal();
-    let results = query_all(Kind::Info, &all, &m.opts, progress).await?;
+    let results = query_all(Kind::Info, all, &m.opts, progress).await?;
     print_results(&results, &m.opts);
     if !m.opts.json {
         let ok = results.iter().filter(|(_, o)| answered(o)).count();

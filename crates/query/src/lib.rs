@@ -7,12 +7,16 @@
 //!
 //! [`run_many`] is the tokio glue: it runs many sessions at once over one UDP
 //! socket per address family and only moves bytes between them.
+//! [`scan_masters`] asks Xash3D masters for their lists, all at once, and
+//! [`MergedList`] merges them, so each listed server is queried once.
 
 pub mod driver;
+pub mod master_scan;
 pub mod session;
 mod udp;
 
 pub use driver::{run_many, Progress, QueryOptions};
+pub use master_scan::{scan_master, scan_masters, MasterAnswer, MergedList, ScanError, ScanSpec};
 pub use session::{
     ansi_colors, strip_colors, ConnectResult, Dialect, Kind, Outcome, PlayerRow, ServerSummary,
     Session, Step,
