@@ -199,21 +199,30 @@ fn show(s: &str, color: bool) -> String {
 
 fn print_results(results: &[(SocketAddr, Outcome)], opts: &QueryOpts) {
     if opts.json {
-        let v: Vec<serde_json::Value> = results
-            .iter()
-            .map(|(a, o)| {
-                let mut v = serde_json::to_value(o).unwrap_or_default();
-                strip_json(&mut v);
-                if let Some(m) = v.as_object_mut() {
-                    m.insert("address".into(), a.to_string().into());
-                }
-                v
-            })
-            .collect();
-        println!("{}", serde_json::Value::Array(v));
-        return;
+        print_json(results);
+    } else {
+        print_table(results, opts.color);
     }
-    let c = opts.color;
+}
+
+/// One JSON array: each outcome with its `address`, colour codes stripped.
+fn print_json(results: &[(SocketAddr, Outcome)]) {
+    let v: Vec<serde_json::Value> = results
+        .iter()
+        .map(|(a, o)| {
+            let mut v = serde_json::to_value(o).unwrap_or_default();
+            strip_json(&mut v);
+            if let Some(m) = v.as_object_mut() {
+                m.insert("address".into(), a.to_string().into());
+            }
+            v
+        })
+        .collect();
+    println!("{}", serde_json::Value::Array(v));
+}
+
+/// A table for info replies, a few lines per server for the rest.
+fn print_table(results: &[(SocketAddr, Outcome)], c: bool) {
     if results
         .iter()
         .any(|(_, o)| matches!(o, Outcome::Info { .. }))
