@@ -13,7 +13,7 @@ mod http;
 mod lifecycle;
 mod load;
 mod master_server;
-mod query;
+mod query_cmd;
 mod relay_server;
 mod serve_cmd;
 mod sim_cmd;
@@ -54,7 +54,7 @@ enum Command {
     MasterAdmin(admin_client::AdminArgs),
     /// Query game servers and masters (info, players, rules, ping, connect, master scans).
     #[command(subcommand)]
-    Query(query::QueryCommand),
+    Query(query_cmd::QueryCommand),
     /// Generate load against a server and measure it.
     #[command(subcommand)]
     Load(load::LoadCommand),
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
                 tokio::task::spawn_blocking(move || admin_client::run(args)).await?
             }
             Command::Load(cmd) => load::run(cmd).await,
-            Command::Query(cmd) => query::run(cmd).await,
+            Command::Query(cmd) => query_cmd::run(cmd).await,
             Command::Fg(cmd) => fg_cmd::run(cmd).await,
         }
     });

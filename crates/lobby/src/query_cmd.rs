@@ -1,19 +1,16 @@
 //! `lobby query`: ask game servers and masters, as players' tools do.
 
-pub mod session;
-
 use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
-use session::{ansi_colors, strip_colors, ConnectResult, Kind, Outcome, Session, Step};
-use socket2::{Domain, Protocol, Socket, Type};
-use std::collections::{HashMap, HashSet, VecDeque};
+use query::{
+    ansi_colors, run_many, scan_masters, strip_colors, ConnectResult, Kind, MergedList, Outcome,
+    QueryOptions, ScanSpec,
+};
 use std::io::IsTerminal;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use tokio::net::UdpSocket;
 use xash::info::InfoString;
-use xash::master::{ScanRequest, ServerListPage, SERVER_LIST_HEADER};
 
 /// Query commands.
 #[derive(Subcommand, Debug)]
@@ -109,22 +106,6 @@ fn resolve(s: &str, default_port: u16) -> Result<SocketAddr> {
         .with_context(|| format!("{s:?} resolved to no address"))
 }
 
-fn udp(v6: bool) -> Result<UdpSocket> {
-    let (domain, addr): (Domain, SocketAddr) = if v6 {
-        (Domain::IPV6, "[::]:0".parse()?)
-    } else {
-        (Domain::IPV4, "0.0.0.0:0".parse()?)
-    };
-    let s = Socket::new(domain, Type::DGRAM, Some(Protocol::UDP))?;
-    if v6 {
-        s.set_only_v6(true)?;
-    }
-    let _ = s.set_recv_buffer_size(4 << 20);
-    s.set_nonblocking(true)?;
-    s.bind(&addr.into())?;
-    Ok(UdpSocket::from_std(s.into())?)
-}
-
 fn secs(v: f64, what: &str) -> Result<Duration> {
     if !(v.is_finite() && v > 0.0 && v < 3600.0) {
         bail!("{what} must be a positive number of seconds");
@@ -132,117 +113,40 @@ fn secs(v: f64, what: &str) -> Result<Duration> {
     Ok(Duration::from_secs_f64(v))
 }
 
-/// Runs `kind` against every target with at most `concurrency` in flight, over one
-/// socket per address family. Results come back in target order.
-pub async fn run_many(
+impl QueryOpts {
+    fn query_options(&self) -> Result<QueryOptions> {
+        Ok(QueryOptions {
+            timeout: secs(self.timeout, "--timeout")?,
+            retries: self.retries,
+            concurrency: self.concurrency,
+        })
+    }
+}
+
+/// Runs `kind` against every target; with `progress`, a line on standard error
+/// says how far it got (every 200 ms at most) and is wiped at the end.
+async fn query_all(
     kind: Kind,
     targets: &[SocketAddr],
     opts: &QueryOpts,
     progress: bool,
 ) -> Result<Vec<(SocketAddr, Outcome)>> {
-    let timeout = secs(opts.timeout, "--timeout")?;
-    let concurrency = opts.concurrency.max(1);
-    let s4 = udp(false)?;
-    let s6 = if targets.iter().any(SocketAddr::is_ipv6) {
-        Some(udp(true)?)
-    } else {
-        None
-    };
-    let mut pending: VecDeque<SocketAddr> = targets.iter().copied().collect();
-    let mut seen = HashSet::new();
-    pending.retain(|a| seen.insert(*a));
-    let total = pending.len();
-    let mut active: HashMap<SocketAddr, Session> = HashMap::new();
-    let mut results: HashMap<SocketAddr, Outcome> = HashMap::new();
-    let mut buf4 = vec![0u8; 65536];
-    let mut buf6 = vec![0u8; 65536];
+    let options = opts.query_options()?;
     let mut last_progress = Instant::now();
-    // Sends go through `send_to().await`: a fresh tokio socket is not known to be
-    // writable yet, so `try_send_to` could drop the very first datagram.
-    async fn flush(s4: &UdpSocket, s6: Option<&UdpSocket>, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
-        for (to, p) in out.drain(..) {
-            let sock = if to.is_ipv6() { s6 } else { Some(s4) };
-            if let Some(sock) = sock {
-                // A full send buffer or an unreachable target ends as a timeout.
-                let _ = sock.send_to(&p, to).await;
-            }
-        }
-    }
-    let mut outgoing: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
-    loop {
-        let now = Instant::now();
-        while active.len() < concurrency {
-            let Some(t) = pending.pop_front() else { break };
-            let (s, first) = Session::new(kind, now, timeout, opts.retries);
-            outgoing.extend(first.into_iter().map(|d| (t, d)));
-            active.insert(t, s);
-        }
-        flush(&s4, s6.as_ref(), &mut outgoing).await;
-        if active.is_empty() {
-            break;
-        }
+    let results = run_many(kind, targets, &options, |p| {
         if progress && last_progress.elapsed() > Duration::from_millis(200) {
             last_progress = Instant::now();
             eprint!(
                 "\r{} of {} done, {} in flight   ",
-                results.len(),
-                total,
-                active.len()
+                p.done, p.total, p.in_flight
             );
         }
-        let next = active
-            .values()
-            .map(Session::poll_timeout)
-            .min()
-            .unwrap_or(now);
-        let event = tokio::select! {
-            r = s4.recv_from(&mut buf4) => r.ok().map(|(n, from)| (buf4[..n].to_vec(), from)),
-            r = async {
-                match &s6 {
-                    Some(s) => s.recv_from(&mut buf6).await,
-                    None => std::future::pending().await,
-                }
-            } => r.ok().map(|(n, from)| (buf6[..n].to_vec(), from)),
-            _ = tokio::time::sleep_until(next.into()) => None,
-        };
-        let now = Instant::now();
-        let mut steps = Vec::new();
-        match event {
-            Some((p, from)) => {
-                if let Some(s) = active.get_mut(&from) {
-                    steps.push((from, s.handle(&p, now)));
-                }
-            }
-            None => {
-                for (a, s) in active.iter_mut() {
-                    if s.poll_timeout() <= now {
-                        steps.push((*a, s.handle_timeout(now)));
-                    }
-                }
-            }
-        }
-        for (a, step) in steps {
-            match step {
-                Step::Send(d) => outgoing.extend(d.into_iter().map(|p| (a, p))),
-                Step::Wait => {}
-                Step::Done(o) => {
-                    if let Outcome::Connect(ConnectResult::Accepted { .. }) = &o {
-                        outgoing.push((a, Session::goodbye()));
-                    }
-                    active.remove(&a);
-                    results.insert(a, o);
-                }
-            }
-        }
-    }
-    flush(&s4, s6.as_ref(), &mut outgoing).await;
+    })
+    .await?;
     if progress {
         eprint!("\r{:60}\r", "");
     }
-    Ok(targets
-        .iter()
-        .filter_map(|a| results.get(a).map(|o| (*a, o.clone())))
-        .collect())
+    Ok(results)
 }
 
 /// Runs a query command.
@@ -264,7 +168,7 @@ async fn direct(kind: Kind, t: Targets) -> Result<ExitCode> {
         .map(|a| resolve(a, 27015))
         .collect::<Result<_>>()?;
     let progress = std::io::stderr().is_terminal() && targets.len() > 1;
-    let results = run_many(kind, &targets, &t.opts, progress).await?;
+    let results = query_all(kind, &targets, &t.opts, progress).await?;
     print_results(&results, &t.opts);
     Ok(exit_code(&results))
 }
@@ -295,21 +199,30 @@ fn show(s: &str, color: bool) -> String {
 
 fn print_results(results: &[(SocketAddr, Outcome)], opts: &QueryOpts) {
     if opts.json {
-        let v: Vec<serde_json::Value> = results
-            .iter()
-            .map(|(a, o)| {
-                let mut v = serde_json::to_value(o).unwrap_or_default();
-                strip_json(&mut v);
-                if let Some(m) = v.as_object_mut() {
-                    m.insert("address".into(), a.to_string().into());
-                }
-                v
-            })
-            .collect();
-        println!("{}", serde_json::Value::Array(v));
-        return;
+        print_json(results);
+    } else {
+        print_table(results, opts.color);
     }
-    let c = opts.color;
+}
+
+/// One JSON array: each outcome with its `address`, colour codes stripped.
+fn print_json(results: &[(SocketAddr, Outcome)]) {
+    let v: Vec<serde_json::Value> = results
+        .iter()
+        .map(|(a, o)| {
+            let mut v = serde_json::to_value(o).unwrap_or_default();
+            strip_json(&mut v);
+            if let Some(m) = v.as_object_mut() {
+                m.insert("address".into(), a.to_string().into());
+            }
+            v
+        })
+        .collect();
+    println!("{}", serde_json::Value::Array(v));
+}
+
+/// A table for info replies, a few lines per server for the rest.
+fn print_table(results: &[(SocketAddr, Outcome)], c: bool) {
     if results
         .iter()
         .any(|(_, o)| matches!(o, Outcome::Info { .. }))
@@ -374,76 +287,8 @@ fn strip_json(v: &mut serde_json::Value) {
     }
 }
 
-/// Scans one master; returns the servers it listed (None if it never answered).
-async fn scan_master(
-    master: SocketAddr,
-    filter: InfoString,
-    key: u32,
-    wait: Duration,
-) -> Result<Option<Vec<SocketAddr>>> {
-    let sock = udp(master.is_ipv6())?;
-    let mut f = filter;
-    f.set("key", format!("{key:x}"))?;
-    let mut req = Vec::new();
-    ScanRequest {
-        region: 0xff,
-        last: None,
-        filter: f,
-        final_nul: true,
-        malformed_last: false,
-    }
-    .encode(&mut req);
-    let mut servers = Vec::new();
-    let mut answered = false;
-    let mut largest_page = 0;
-    let mut buf = vec![0u8; 65536];
-    for _attempt in 0..2 {
-        sock.send_to(&req, master).await?;
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            // After the first page, the rest arrive together: stop when quiet.
-            let until = if answered {
-                (tokio::time::Instant::now() + Duration::from_millis(300)).min(deadline)
-            } else {
-                deadline
-            };
-            match tokio::time::timeout_at(until, sock.recv_from(&mut buf)).await {
-                Ok(Ok((n, from))) if from == master && buf[..n].starts_with(SERVER_LIST_HEADER) => {
-                    match ServerListPage::decode(&buf[..n], master.is_ipv6(), true) {
-                        Ok(p) if p.key == Some(key) => {
-                            answered = true;
-                            let n = p.servers.len();
-                            servers.extend(p.servers);
-                            // Pages are filled in order: one smaller than an earlier
-                            // page is the last.
-                            if largest_page > 0 && n < largest_page {
-                                return Ok(Some(servers));
-                            }
-                            largest_page = largest_page.max(n);
-                        }
-                        Ok(_) => tracing::warn!(%master, "list page with a wrong key ignored"),
-                        Err(e) => tracing::warn!(%master, error = %e, "invalid list page ignored"),
-                    }
-                }
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(e.into()),
-                Err(_) => break,
-            }
-        }
-        if answered {
-            return Ok(Some(servers));
-        }
-    }
-    Ok(None)
-}
-
-async fn master(m: MasterScan) -> Result<ExitCode> {
-    let masters: Vec<SocketAddr> = m
-        .masters
-        .iter()
-        .map(|a| resolve(a, 27010))
-        .collect::<Result<_>>()?;
-    let wait = secs(m.master_timeout, "--master-timeout")?;
+/// The filter every master is sent: `--filter`, then `--gamedir`, `--clver`, `--nat`.
+fn scan_filter(m: &MasterScan) -> Result<InfoString> {
     let mut filter = match &m.filter {
         Some(raw) => {
             InfoString::parse(raw.as_bytes()).map_err(|e| anyhow::anyhow!("--filter: {e}"))?
@@ -455,29 +300,30 @@ async fn master(m: MasterScan) -> Result<ExitCode> {
     }
     filter.set("clver", &m.clver)?;
     filter.set("nat", if m.nat { "1" } else { "0" })?;
-    let key = (std::process::id() ^ 0x5eed_1ab5).max(1);
-    // All masters at once, each with its own socket and deadline.
-    let handles: Vec<_> = masters
+    Ok(filter)
+}
+
+async fn master(m: MasterScan) -> Result<ExitCode> {
+    let masters: Vec<SocketAddr> = m
+        .masters
         .iter()
-        .map(|&a| tokio::spawn(scan_master(a, filter.clone(), key, wait)))
-        .collect();
-    let mut lists = Vec::new();
-    for h in handles {
-        lists.push(h.await?);
-    }
-    let mut all = Vec::new();
-    let mut seen = HashSet::new();
-    let mut masters_answered = 0;
-    for (a, l) in masters.iter().zip(lists) {
-        match l? {
+        .map(|a| resolve(a, 27010))
+        .collect::<Result<_>>()?;
+    let wait = secs(m.master_timeout, "--master-timeout")?;
+    let filter = scan_filter(&m)?;
+    let answers = scan_masters(&masters, &ScanSpec::new(filter, wait)).await;
+    let mut merged = MergedList::new();
+    for (a, answer) in masters.iter().zip(answers) {
+        match answer? {
             Some(servers) => {
-                masters_answered += 1;
                 tracing::info!(master = %a, servers = servers.len(), "master answered");
-                all.extend(servers.into_iter().filter(|s| seen.insert(*s)));
+                merged.add(servers);
             }
             None => eprintln!("lobby query: master {a} did not answer"),
         }
     }
+    let masters_answered = merged.masters_answered();
+    let all = merged.servers();
     if masters_answered == 0 {
         if m.opts.json {
             println!("[]");
@@ -496,7 +342,7 @@ async fn master(m: MasterScan) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let progress = std::io::stderr().is_terminal();
-    let results = run_many(Kind::Info, &all, &m.opts, progress).await?;
+    let results = query_all(Kind::Info, all, &m.opts, progress).await?;
     print_results(&results, &m.opts);
     if !m.opts.json {
         let ok = results.iter().filter(|(_, o)| answered(o)).count();

@@ -1,0 +1,23 @@
+//! Asking Xash3D FWGS and GoldSrc servers what players' tools ask them.
+//!
+//! [`Session`] is one query of one server as a pure state machine: it says what to
+//! send, takes whatever comes back (split packets included) and the time, and ends
+//! with an [`Outcome`]. It holds no socket and reads no clock, so its tests feed it
+//! the real captures directly.
+//!
+//! [`run_many`] is the tokio glue: it runs many sessions at once over one UDP
+//! socket per address family and only moves bytes between them.
+//! [`scan_masters`] asks Xash3D masters for their lists, all at once, and
+//! [`MergedList`] merges them, so each listed server is queried once.
+
+mod client_socket;
+pub mod driver;
+pub mod master_scan;
+pub mod session;
+
+pub use driver::{run_many, Progress, QueryOptions};
+pub use master_scan::{scan_master, scan_masters, MasterAnswer, MergedList, ScanError, ScanSpec};
+pub use session::{
+    ansi_colors, strip_colors, ConnectResult, Dialect, Kind, Outcome, PlayerRow, ServerSummary,
+    Session, Step,
+};
