@@ -47,4 +47,7 @@ pub enum Error {
         /// The lowest order among the matching records.
         order: u16,
     },
+    /// The probe's PING cannot be encoded (a callsign fgmp refuses).
+    #[error("probe PING: {0}")]
+    Ping(#[from] fgmp::Error),
 }

@@ -4,6 +4,7 @@
 //! - [`model`]: the [`Directory`] itself, built from a typed [`Config`]: relays with
 //!   their health, scenery servers, and the records derived from them. The DNS
 //!   server, the push and the HTTP listener read it; nothing else derives records.
+//! - [`probe`]: the fgms PING a relay's health is measured with, and its PONG.
 //! - [`Error`]: every way a configuration or a record can be wrong.
 //! - [`mpserver`]: the `flightgear-mpserver=` TXT attribute (base64 of a JSON object of
 //!   strings), encoded within the 255-byte limit and decoded with SimGear's tolerance.
@@ -18,6 +19,7 @@ pub mod health;
 pub mod model;
 pub mod mpserver;
 pub mod mpservers_xml;
+pub mod probe;
 pub mod terrasync;
 pub mod zone;
 

@@ -6,6 +6,7 @@ use crate::config::{DirectorySection, DnsSection, RelayEntry};
 use crate::listening;
 use anyhow::{bail, Context, Result};
 use base64::Engine as _;
+use directory::probe::{Ping, DIRECTORY_CALLSIGN};
 use directory::zone;
 use directory::{Config, Directory, RelayConfig, Scenery, ZoneConfig, ZoneUpdate};
 use hickory_net::runtime::TokioRuntimeProvider;
@@ -145,32 +146,78 @@ fn zone_handler(
     z
 }
 
-/// Sends one FlightGear PING and waits for its PONG.
-pub async fn probe_relay(addr: SocketAddr, timeout: Duration) -> Option<Duration> {
-    let bind: SocketAddr = if addr.is_ipv6() {
-        "[::]:0".parse().ok()?
-    } else {
-        "0.0.0.0:0".parse().ok()?
-    };
-    let sock = tokio::net::UdpSocket::bind(bind).await.ok()?;
-    let cs = fgmp::Callsign::new("lobbyhc").ok()?;
-    let ping = fgmp::message::to_bytes(&fgmp::Message::ping(cs)).ok()?;
-    let start = Instant::now();
-    sock.send_to(&ping, addr).await.ok()?;
-    let mut buf = [0u8; 1500];
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let (n, from) = tokio::time::timeout_at(deadline, sock.recv_from(&mut buf))
-            .await
-            .ok()?
-            .ok()?;
-        if from == addr
-            && n >= 32
-            && buf[8..12] == 10u32.to_be_bytes()
-            && buf[24..32] == ping[24..32]
-        {
-            return Some(start.elapsed());
+/// Why a relay did not answer a PING.
+#[derive(Debug)]
+pub enum PingError {
+    /// No local UDP socket.
+    Socket(std::io::Error),
+    /// The address cannot be reached (no route, ...).
+    Connect(SocketAddr, std::io::Error),
+    /// The PING could not be sent.
+    Send(SocketAddr, std::io::Error),
+    /// No PONG in time.
+    Timeout(SocketAddr, Duration),
+    /// ICMP port unreachable: nothing listens there.
+    Refused(SocketAddr),
+    /// Receiving failed otherwise.
+    Receive(SocketAddr, std::io::Error),
+}
+
+impl std::fmt::Display for PingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PingError::Socket(e) => write!(f, "cannot open a UDP socket: {e}"),
+            PingError::Connect(a, e) => write!(f, "cannot reach {a}: {e}"),
+            PingError::Send(a, e) => write!(f, "cannot send the ping to {a}: {e}"),
+            PingError::Timeout(a, t) => {
+                write!(f, "no pong from {a} within {} s", t.as_secs_f64())
+            }
+            PingError::Refused(a) => write!(f, "{a} refused (nothing listens on that UDP port)"),
+            PingError::Receive(a, e) => write!(f, "receiving from {a}: {e}"),
         }
+    }
+}
+
+impl std::error::Error for PingError {}
+
+/// fgms's health check, used by the directory's prober and by `lobby fg servers
+/// --probe`: sends `ping` to `addr` from a fresh connected socket and waits up to
+/// `timeout` for its PONG (other datagrams are ignored). Returns the round trip.
+pub async fn ping_relay(
+    ping: &Ping,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<Duration, PingError> {
+    let bind: SocketAddr = if addr.is_ipv4() {
+        SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0))
+    } else {
+        SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0))
+    };
+    let sock = tokio::net::UdpSocket::bind(bind)
+        .await
+        .map_err(PingError::Socket)?;
+    sock.connect(addr)
+        .await
+        .map_err(|e| PingError::Connect(addr, e))?;
+    let start = Instant::now();
+    let deadline = tokio::time::Instant::from_std(start + timeout);
+    sock.send(ping.datagram())
+        .await
+        .map_err(|e| PingError::Send(addr, e))?;
+    let mut buf = vec![0u8; 2048];
+    loop {
+        let n = match tokio::time::timeout_at(deadline, sock.recv(&mut buf)).await {
+            Err(_) => return Err(PingError::Timeout(addr, timeout)),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(PingError::Refused(addr))
+            }
+            Ok(Err(e)) => return Err(PingError::Receive(addr, e)),
+            Ok(Ok(n)) => n,
+        };
+        if ping.is_pong(&buf[..n]) {
+            return Ok(start.elapsed());
+        }
+        tracing::debug!(%addr, len = n, "ignoring a datagram that is not our pong");
     }
 }
 
@@ -338,7 +385,17 @@ impl DnsServer {
         let directory = Arc::new(Mutex::new(d));
         let interval = Duration::from_secs_f64(dir.probe_interval.clamp(0.1, 86_400.0));
         let timeout = Duration::from_secs_f64(dir.probe_timeout.clamp(0.05, 60.0));
-        let prober = tokio::spawn(probe_loop(directory.clone(), zone, push, interval, timeout));
+        let ping = Arc::new(Ping::new(DIRECTORY_CALLSIGN)?);
+        let prober = tokio::spawn(probe_loop(
+            directory.clone(),
+            zone,
+            push,
+            Prober {
+                ping,
+                interval,
+                timeout,
+            },
+        ));
         Ok(DnsServer {
             directory,
             server,
@@ -355,20 +412,34 @@ impl DnsServer {
     }
 }
 
+/// How the relays are probed.
+struct Prober {
+    ping: Arc<Ping>,
+    interval: Duration,
+    timeout: Duration,
+}
+
 /// Probes every relay at once; `(index, round trip)` for each.
 async fn probe_all(
     targets: Vec<(usize, Option<SocketAddr>)>,
+    ping: &Arc<Ping>,
     timeout: Duration,
 ) -> Vec<(usize, Option<Duration>)> {
     let tasks: Vec<_> = targets
         .into_iter()
         .map(|(i, addr)| {
+            let ping = ping.clone();
             tokio::spawn(async move {
-                let rtt = match addr {
-                    Some(a) => probe_relay(a, timeout).await,
-                    None => None,
+                let Some(a) = addr else {
+                    return (i, None);
                 };
-                (i, rtt)
+                match ping_relay(&ping, a, timeout).await {
+                    Ok(rtt) => (i, Some(rtt)),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "relay probe failed");
+                        (i, None)
+                    }
+                }
             })
         })
         .collect();
@@ -401,15 +472,14 @@ async fn probe_loop(
     directory: Arc<Mutex<Directory>>,
     zone: ServedZone,
     push: Option<Push>,
-    interval: Duration,
-    timeout: Duration,
+    prober: Prober,
 ) {
-    let mut tick = tokio::time::interval(interval);
+    let mut tick = tokio::time::interval(prober.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
         let targets = crate::udp_service::lock(&directory).probe_targets();
-        let outcomes = probe_all(targets, timeout).await;
+        let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
         let (update, origin) = {
             let mut d = crate::udp_service::lock(&directory);
             (d.record_probes(outcomes), d.origin().clone())

@@ -11,8 +11,10 @@
 //! The record logic is in `directory::{mpserver, terrasync}`; this module does the DNS
 //! and network work and the reporting.
 
+use crate::dns_server::ping_relay;
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use directory::probe::{Ping, CLIENT_CALLSIGN};
 use directory::terrasync::{self, NaptrEntry};
 use hickory_proto::rr::{Name, RData, RecordType};
 use hickory_resolver::config::{NameServerConfig, ResolverConfig};
@@ -27,9 +29,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::net::{TcpStream, UdpSocket};
+use tokio::net::TcpStream;
 
 /// FlightGear discovery commands.
 #[derive(Subcommand, Debug)]
@@ -698,50 +700,12 @@ async fn probe_relay(dns: &Dns, fqdn: &str, port: u16, telnet_port: Option<u16>)
 }
 
 /// fgms's health check: a 32-byte ping (MsgId 9), answered by the same datagram with
-/// MsgId 10.
+/// MsgId 10 (the directory's prober sends the same, with another callsign).
 async fn ping(addr: SocketAddr, timeout: Duration) -> Result<Duration, String> {
-    let bind: SocketAddr = if addr.is_ipv4() {
-        SocketAddr::from(([0, 0, 0, 0], 0))
-    } else {
-        SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0))
-    };
-    let callsign = fgmp::Callsign::new("probe").map_err(|e| e.to_string())?;
-    let datagram =
-        fgmp::message::to_bytes(&fgmp::Message::ping(callsign)).map_err(|e| e.to_string())?;
-    let sock = UdpSocket::bind(bind)
+    let ping = Ping::new(CLIENT_CALLSIGN).map_err(|e| e.to_string())?;
+    ping_relay(&ping, addr, timeout)
         .await
-        .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
-    sock.connect(addr)
-        .await
-        .map_err(|e| format!("cannot reach {addr}: {e}"))?;
-    let start = Instant::now();
-    let deadline = tokio::time::Instant::from_std(start + timeout);
-    sock.send(&datagram)
-        .await
-        .map_err(|e| format!("cannot send the ping to {addr}: {e}"))?;
-    let mut buf = vec![0u8; 2048];
-    loop {
-        let n = match tokio::time::timeout_at(deadline, sock.recv(&mut buf)).await {
-            Err(_) => {
-                return Err(format!(
-                    "no pong from {addr} within {} s",
-                    timeout.as_secs_f64()
-                ))
-            }
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                return Err(format!("{addr} refused (nothing listens on that UDP port)"))
-            }
-            Ok(Err(e)) => return Err(format!("receiving from {addr}: {e}")),
-            Ok(Ok(n)) => n,
-        };
-        let reply = &buf[..n];
-        if let Ok(h) = fgmp::Header::decode(reply) {
-            if h.msg_id == fgmp::MsgId::Pong && h.callsign == callsign {
-                return Ok(start.elapsed());
-            }
-        }
-        tracing::debug!(%addr, len = n, "ignoring a datagram that is not our pong");
-    }
+        .map_err(|e| e.to_string())
 }
 
 /// Reads fgms's telnet list up to the `# N pilot(s) online` line.
