@@ -1,6 +1,11 @@
 //! The directory: which FlightGear relays and scenery servers exist and whether they
 //! are alive, and the pure record logic every publisher and client shares.
 //!
+//! - [`model`]: the [`Directory`] itself, built from a typed [`Config`]: relays with
+//!   their health, scenery servers, and the records derived from them. The DNS
+//!   server, the push and the HTTP listener read it; nothing else derives records.
+//! - [`probe`]: the fgms PING a relay's health is measured with, and its PONG.
+//! - [`Error`]: every way a configuration or a record can be wrong.
 //! - [`mpserver`]: the `flightgear-mpserver=` TXT attribute (base64 of a JSON object of
 //!   strings), encoded within the 255-byte limit and decoded with SimGear's tolerance.
 //! - [`terrasync`]: NAPTR regexp validation and SimGear's server selection
@@ -9,8 +14,15 @@
 //! - [`mpservers_xml`]: the launcher's `mpservers.xml`.
 //! - [`zone`]: the DNS records (SOA, NS, SRV, TXT, A/AAAA, NAPTR) for a zone.
 
+pub mod error;
 pub mod health;
+pub mod model;
 pub mod mpserver;
 pub mod mpservers_xml;
+pub mod probe;
 pub mod terrasync;
 pub mod zone;
+
+pub use error::Error;
+pub use model::{Config, Directory, RelayConfig, TrackedRelay, Transition, ZoneConfig, ZoneUpdate};
+pub use zone::Scenery;

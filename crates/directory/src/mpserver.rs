@@ -52,6 +52,20 @@ pub fn encode(attrs: &BTreeMap<String, String>) -> Result<String, TxtError> {
     Ok(s)
 }
 
+/// Builds the TXT string of a relay from its typed fields: `name` and `location`
+/// always, `extra` attributes beside them (an extra `name` or `location` key is
+/// overridden by the typed field).
+pub fn encode_relay(
+    name: &str,
+    location: &str,
+    extra: &BTreeMap<String, String>,
+) -> Result<String, TxtError> {
+    let mut attrs = extra.clone();
+    attrs.insert("name".into(), name.to_string());
+    attrs.insert("location".into(), location.to_string());
+    encode(&attrs)
+}
+
 /// What a TXT record yielded, with what SimGear would have dropped.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Decoded {
@@ -125,6 +139,16 @@ mod tests {
                 .unwrap()
                 .attrs,
             a
+        );
+    }
+
+    #[test]
+    fn typed_fields_win_over_extra_keys() {
+        let extra = attrs(&[("name", "spoof"), ("software", "lobby")]);
+        let s = encode_relay("mp1", "Köln", &extra).unwrap();
+        assert_eq!(
+            decode(&[s]).unwrap().attrs,
+            attrs(&[("name", "mp1"), ("location", "Köln"), ("software", "lobby")])
         );
     }
 

@@ -1,5 +1,6 @@
 //! TerraSync scenery servers in NAPTR records, and the client's choice among them.
 
+use crate::Error;
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -28,14 +29,12 @@ pub fn url_of(regexp: &str) -> Option<&str> {
 
 /// Builds the regexp for `url`, refusing URLs SimGear would mangle or that cannot
 /// be carried (empty, containing `!` or whitespace, not http(s)).
-pub fn regexp_for(url: &str) -> Result<String, String> {
+pub fn regexp_for(url: &str) -> Result<String, Error> {
     if url.is_empty() || url.contains('!') || url.chars().any(char::is_whitespace) {
-        return Err(format!("invalid scenery URL {url:?}"));
+        return Err(Error::SceneryUrl(url.to_string()));
     }
     if !(url.starts_with("http://") || url.starts_with("https://")) {
-        return Err(format!(
-            "scenery URL {url:?} must start with http:// or https://"
-        ));
+        return Err(Error::SceneryScheme(url.to_string()));
     }
     Ok(format!("{PREFIX}{url}!"))
 }
@@ -69,15 +68,15 @@ pub fn select(
     entries: &[NaptrEntry],
     service: &str,
     rng: &mut impl Rng,
-) -> Result<Selection, String> {
+) -> Result<Selection, Error> {
     let matching: Vec<&NaptrEntry> = entries
         .iter()
         .filter(|e| e.flags == "U" && e.service == service)
         .collect();
     let Some(order) = matching.iter().map(|e| e.order).min() else {
-        return Err(format!(
-            "no NAPTR record with flags \"U\" and service {service:?}"
-        ));
+        return Err(Error::NoNaptr {
+            service: service.to_string(),
+        });
     };
     let mut skipped = Vec::new();
     let valid: Vec<&NaptrEntry> = matching
@@ -94,10 +93,12 @@ pub fn select(
             ok
         })
         .collect();
+    let unsupported = || Error::UnsupportedRegexps {
+        service: service.to_string(),
+        order,
+    };
     let Some(pref) = valid.iter().map(|e| e.preference).min() else {
-        return Err(format!(
-            "every {service:?} record of the lowest order ({order}) has an unsupported regexp"
-        ));
+        return Err(unsupported());
     };
     let mut candidates: Vec<String> = valid
         .iter()
@@ -105,10 +106,8 @@ pub fn select(
         .filter_map(|e| url_of(&e.regexp).map(str::to_string))
         .collect();
     candidates.shuffle(rng);
-    let url = candidates
-        .first()
-        .cloned()
-        .ok_or_else(|| "no candidate".to_string())?;
+    // Never empty: every valid entry of the lowest preference has a URL.
+    let url = candidates.first().cloned().ok_or_else(unsupported)?;
     Ok(Selection {
         url,
         candidates,
@@ -205,8 +204,18 @@ mod tests {
             e(200, 1, "U", "ws20", "https://later/"),
         ];
         let err = select(&bad, "ws20", &mut rng).unwrap_err();
-        assert!(err.contains("unsupported regexp"), "{err}");
-        assert!(select(&[], "ws20", &mut rng).is_err());
+        assert!(err.to_string().contains("unsupported regexp"), "{err}");
+        assert_eq!(
+            err,
+            Error::UnsupportedRegexps {
+                service: "ws20".into(),
+                order: 100
+            }
+        );
+        assert!(matches!(
+            select(&[], "ws20", &mut rng),
+            Err(Error::NoNaptr { .. })
+        ));
     }
 
     #[test]
@@ -218,8 +227,14 @@ mod tests {
             regexp_for("https://a.example/ws2").unwrap(),
             "!^.*$!https://a.example/ws2!"
         );
-        assert!(regexp_for("https://a!b").is_err());
-        assert!(regexp_for("ftp://x").is_err());
+        assert_eq!(
+            regexp_for("https://a!b"),
+            Err(Error::SceneryUrl("https://a!b".into()))
+        );
+        assert_eq!(
+            regexp_for("ftp://x"),
+            Err(Error::SceneryScheme("ftp://x".into()))
+        );
         assert!(regexp_for("").is_err());
     }
 }

@@ -4,6 +4,7 @@
 
 use crate::mpserver;
 use crate::terrasync;
+use crate::Error;
 use hickory_proto::rr::rdata::{A, AAAA, NAPTR, NS, SOA, SRV, TXT};
 use hickory_proto::rr::{Name, RData, Record, RecordType};
 use std::collections::BTreeMap;
@@ -23,8 +24,12 @@ pub struct Relay {
     pub priority: u16,
     /// SRV weight.
     pub weight: u16,
-    /// TXT attributes (`name`, `location`, extras).
-    pub attributes: BTreeMap<String, String>,
+    /// Display name (TXT `name`).
+    pub name: String,
+    /// Location text (TXT `location`).
+    pub location: String,
+    /// Further TXT attributes published beside `name` and `location`.
+    pub extra: BTreeMap<String, String>,
     /// Whether the relay answers.
     pub up: bool,
 }
@@ -73,15 +78,32 @@ pub fn terrasync_name(origin: &Name) -> Name {
         .unwrap_or_else(|_| origin.clone())
 }
 
-/// A name relative to `origin` unless it ends with a dot.
-pub fn name_in(origin: &Name, s: &str) -> Result<Name, String> {
-    let n = Name::from_str(s).map_err(|e| format!("invalid DNS name {s:?}: {e}"))?;
+/// A name relative to `origin` unless it ends with a dot; `what` names the setting
+/// in the error.
+pub fn name_in(origin: &Name, s: &str, what: &'static str) -> Result<Name, Error> {
+    let invalid = |e: hickory_proto::ProtoError| Error::InvalidName {
+        what,
+        name: s.to_string(),
+        reason: e.to_string(),
+    };
+    let n = Name::from_str(s).map_err(invalid)?;
     if n.is_fqdn() {
         Ok(n)
     } else {
-        n.append_domain(origin)
-            .map_err(|e| format!("invalid DNS name {s:?}: {e}"))
+        n.append_domain(origin).map_err(invalid)
     }
+}
+
+/// A scenery service as SimGear compares it: letters, digits and `+`.
+pub fn check_service(service: &str) -> Result<(), Error> {
+    if service.is_empty()
+        || !service
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+')
+    {
+        return Err(Error::SceneryService(service.to_string()));
+    }
+    Ok(())
 }
 
 fn rec(name: &Name, ttl: u32, data: RData) -> Record {
@@ -98,7 +120,7 @@ fn addr_records(name: &Name, ttl: u32, addrs: &[IpAddr], out: &mut Vec<Record>) 
 }
 
 /// Every record of the zone. Errors name the offending relay or URL.
-pub fn records(zone: &Zone, relays: &[Relay], scenery: &[Scenery]) -> Result<Vec<Record>, String> {
+pub fn records(zone: &Zone, relays: &[Relay], scenery: &[Scenery]) -> Result<Vec<Record>, Error> {
     let mut out = Vec::new();
     let o = &zone.origin;
     out.push(rec(
@@ -128,7 +150,7 @@ pub fn owned_records(
     zone: &Zone,
     relays: &[Relay],
     scenery: &[Scenery],
-) -> Result<Vec<Record>, String> {
+) -> Result<Vec<Record>, Error> {
     let mut out = Vec::new();
     let o = &zone.origin;
     let srv = srv_name(o);
@@ -141,7 +163,10 @@ pub fn owned_records(
         ));
         if o.zone_of(&r.host) {
             let txt =
-                mpserver::encode(&r.attributes).map_err(|e| format!("relay {}: {e}", r.host))?;
+                mpserver::encode_relay(&r.name, &r.location, &r.extra).map_err(|e| Error::Txt {
+                    host: r.host.to_string(),
+                    source: e,
+                })?;
             out.push(rec(&r.host, zone.ttl, RData::TXT(TXT::new(vec![txt]))));
             addr_records(&r.host, zone.ttl, &r.addresses, &mut out);
         }
@@ -149,14 +174,7 @@ pub fn owned_records(
     let ts = terrasync_name(o);
     for s in scenery {
         let regexp = terrasync::regexp_for(&s.url)?;
-        if s.service.is_empty()
-            || !s
-                .service
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'+')
-        {
-            return Err(format!("invalid scenery service {:?}", s.service));
-        }
+        check_service(&s.service)?;
         out.push(rec(
             &ts,
             zone.ttl,
@@ -191,9 +209,9 @@ mod tests {
     fn zone() -> Zone {
         let origin = Name::from_str("fg.test.").unwrap();
         Zone {
-            ns: name_in(&origin, "ns1").unwrap(),
+            ns: name_in(&origin, "ns1", "ns").unwrap(),
             ns_addresses: vec!["127.0.0.1".parse().unwrap()],
-            hostmaster: name_in(&origin, "hostmaster").unwrap(),
+            hostmaster: name_in(&origin, "hostmaster", "hostmaster").unwrap(),
             origin,
             ttl: 60,
             serial: 7,
@@ -203,16 +221,14 @@ mod tests {
     fn relay(host: &str, up: bool) -> Relay {
         let z = zone();
         Relay {
-            host: name_in(&z.origin, host).unwrap(),
+            host: name_in(&z.origin, host, "relay host").unwrap(),
             addresses: vec!["127.0.0.1".parse().unwrap()],
             port: 5000,
             priority: 10,
             weight: 20,
-            attributes: [
-                ("name".to_string(), host.to_string()),
-                ("location".to_string(), "Test".to_string()),
-            ]
-            .into(),
+            name: host.to_string(),
+            location: "Test".to_string(),
+            extra: BTreeMap::new(),
             up,
         }
     }
@@ -272,12 +288,18 @@ mod tests {
             url: "https://a!b".into(),
             ..s.clone()
         };
-        assert!(owned_records(&z, &[], &[bad]).is_err());
+        assert_eq!(
+            owned_records(&z, &[], &[bad]),
+            Err(Error::SceneryUrl("https://a!b".into()))
+        );
         let bad = Scenery {
             service: "ws 20".into(),
             ..s
         };
-        assert!(owned_records(&z, &[], &[bad]).is_err());
+        assert_eq!(
+            owned_records(&z, &[], &[bad]),
+            Err(Error::SceneryService("ws 20".into()))
+        );
     }
 
     #[test]

@@ -2,12 +2,13 @@
 //! zone served with hickory-server (UDP and TCP), RFC 2136 push to an operator's
 //! primary server, and `mpservers.xml` for the HTTP listener.
 
-use crate::config::{DirectorySection, DnsSection};
+use crate::config::{DirectorySection, DnsSection, RelayEntry};
 use crate::lifecycle::listening;
 use anyhow::{bail, Context, Result};
 use base64::Engine as _;
-use directory::health::Health;
-use directory::zone::{self, Relay, Scenery, Zone};
+use directory::probe::{Ping, DIRECTORY_CALLSIGN};
+use directory::zone;
+use directory::{Config, Directory, RelayConfig, Scenery, ZoneConfig, ZoneUpdate};
 use hickory_net::runtime::TokioRuntimeProvider;
 use hickory_net::udp::UdpClientStream;
 use hickory_net::xfer::{DnsHandle, FirstAnswer};
@@ -23,77 +24,99 @@ use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// A relay as the directory tracks it.
-#[derive(Debug, Clone)]
-pub struct TrackedRelay {
-    /// What is published.
-    pub relay: Relay,
-    /// Where PINGs go.
-    pub probe: Option<SocketAddr>,
-    /// Up/down hysteresis.
-    pub health: Health,
-    /// Last PONG round trip.
-    pub last_rtt: Option<Duration>,
-}
-
-/// Everything the directory publishes, shared with the HTTP listener.
-#[derive(Debug)]
-pub struct Directory {
-    /// Zone parameters (serial included).
-    pub zone: Zone,
-    /// Relays.
-    pub relays: Vec<TrackedRelay>,
-    /// Scenery servers.
-    pub scenery: Vec<Scenery>,
-}
-
-impl Directory {
-    /// The relays as published now (SRV port 0 for those down).
-    fn published(&self) -> Vec<Relay> {
-        self.relays
-            .iter()
-            .map(|t| Relay {
-                up: t.health.is_up(),
-                ..t.relay.clone()
-            })
-            .collect()
-    }
-
-    /// The zone's records now.
-    pub fn records(&self) -> Result<Vec<Record>, String> {
-        zone::records(&self.zone, &self.published(), &self.scenery)
-    }
-
-    /// The records lobby owns (what push replaces).
-    pub fn owned(&self) -> Result<Vec<Record>, String> {
-        zone::owned_records(&self.zone, &self.published(), &self.scenery)
-    }
-
-    /// `mpservers.xml`.
-    pub fn mpservers_xml(&self) -> String {
-        let entries: Vec<directory::mpservers_xml::Entry> = self
-            .relays
-            .iter()
-            .map(|t| directory::mpservers_xml::Entry {
-                name: t.relay.attributes.get("name").cloned().unwrap_or_default(),
-                location: t
-                    .relay
-                    .attributes
-                    .get("location")
-                    .cloned()
-                    .unwrap_or_default(),
-                hostname: t.relay.host.to_string().trim_end_matches('.').to_string(),
-                port: t.relay.port,
-                online: t.health.is_up(),
-            })
-            .collect();
-        directory::mpservers_xml::render(&entries)
-    }
-}
-
 fn parse_ip(s: &str) -> Result<IpAddr> {
     s.parse()
         .with_context(|| format!("invalid IP address {s:?}"))
+}
+
+fn parse_ips(list: &[String]) -> Result<Vec<IpAddr>> {
+    list.iter().map(|s| parse_ip(s)).collect()
+}
+
+/// One `[[directory.relay]]` as the model takes it.
+fn relay_config(r: &RelayEntry) -> Result<RelayConfig> {
+    let probe = if r.probe.is_empty() {
+        None
+    } else {
+        Some(
+            r.probe
+                .parse()
+                .with_context(|| format!("directory.relay.probe {:?} must be IP:PORT", r.probe))?,
+        )
+    };
+    Ok(RelayConfig {
+        host: r.host.clone(),
+        addresses: parse_ips(&r.addresses)?,
+        port: r.port,
+        priority: r.priority,
+        weight: r.weight,
+        name: r.name.clone(),
+        location: r.location.clone(),
+        extra: r.attributes.clone(),
+        probe,
+    })
+}
+
+/// The relay this process runs, published as `relay.<zone>`.
+fn local_relay_config(addr: SocketAddr, name: String) -> RelayConfig {
+    RelayConfig {
+        host: "relay".into(),
+        addresses: vec![addr.ip()],
+        port: addr.port(),
+        priority: 10,
+        weight: 20,
+        name,
+        location: "this lobby".into(),
+        extra: BTreeMap::new(),
+        probe: Some(addr),
+    }
+}
+
+/// The model's configuration from the `[dns]` and `[directory]` tables.
+fn directory_config(
+    dns: &DnsSection,
+    dir: &DirectorySection,
+    local_relay: Option<(SocketAddr, String)>,
+) -> Result<Config> {
+    let mut relays = dir
+        .relay
+        .iter()
+        .map(relay_config)
+        .collect::<Result<Vec<_>>>()?;
+    if let Some((addr, name)) = local_relay.filter(|_| dir.include_local_relay) {
+        relays.push(local_relay_config(addr, name));
+    }
+    let scenery = dir
+        .scenery
+        .iter()
+        .map(|s| Scenery {
+            url: s.url.clone(),
+            service: s.service.clone(),
+            order: s.order,
+            preference: s.preference,
+        })
+        .collect();
+    Ok(Config {
+        zone: ZoneConfig {
+            origin: dns.zone.clone(),
+            ns: dns.ns.clone(),
+            ns_addresses: parse_ips(&dns.ns_addresses)?,
+            hostmaster: dns.hostmaster.clone(),
+            ttl: dns.ttl,
+        },
+        relays,
+        scenery,
+        fall: dir.fall,
+        rise: dir.rise,
+    })
+}
+
+/// An external relay's address for probing, resolved once at start.
+fn resolve_once(host: &Name, port: u16) -> Option<SocketAddr> {
+    format!("{}:{port}", host.to_string().trim_end_matches('.'))
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
 }
 
 /// Builds the directory model from the configuration; `local_relay` is the
@@ -104,157 +127,97 @@ pub fn build(
     local_relay: Option<(SocketAddr, String)>,
     serial: u32,
 ) -> Result<Directory> {
-    let origin = Name::from_str(&dns.zone)
-        .map(|mut n| {
-            n.set_fqdn(true);
-            n
-        })
-        .with_context(|| format!("dns.zone {:?} is not a valid DNS name", dns.zone))?;
-    let name =
-        |s: &str, what: &str| zone::name_in(&origin, s).map_err(|e| anyhow::anyhow!("{what}: {e}"));
-    let zone = Zone {
-        ns: name(&dns.ns, "dns.ns")?,
-        ns_addresses: dns
-            .ns_addresses
-            .iter()
-            .map(|s| parse_ip(s))
-            .collect::<Result<_>>()?,
-        hostmaster: name(&dns.hostmaster, "dns.hostmaster")?,
-        origin: origin.clone(),
-        ttl: dns.ttl.max(1),
-        serial,
-    };
-    let mut relays = Vec::new();
-    for r in &dir.relay {
-        let host = name(&r.host, "directory.relay.host")?;
-        let addresses: Vec<IpAddr> = r
-            .addresses
-            .iter()
-            .map(|s| parse_ip(s))
-            .collect::<Result<_>>()?;
-        let probe =
-            if !r.probe.is_empty() {
-                Some(r.probe.parse().with_context(|| {
-                    format!("directory.relay.probe {:?} must be IP:PORT", r.probe)
-                })?)
-            } else {
-                addresses
-                    .first()
-                    .map(|ip| SocketAddr::new(*ip, r.port))
-                    .or_else(|| {
-                        // An external host: resolve it once for probing.
-                        format!("{}:{}", host.to_string().trim_end_matches('.'), r.port)
-                            .to_socket_addrs()
-                            .ok()
-                            .and_then(|mut a| a.next())
-                    })
-            };
-        let mut attributes = r.attributes.clone();
-        attributes.insert("name".into(), r.name.clone());
-        attributes.insert("location".into(), r.location.clone());
-        directory::mpserver::encode(&attributes)
-            .map_err(|e| anyhow::anyhow!("directory.relay {:?}: {e}", r.host))?;
-        relays.push(TrackedRelay {
-            relay: Relay {
-                host,
-                addresses,
-                port: r.port,
-                priority: r.priority,
-                weight: r.weight,
-                attributes,
-                up: true,
-            },
-            probe,
-            health: Health::new(dir.fall, dir.rise),
-            last_rtt: None,
-        });
-    }
-    if let Some((addr, relay_name)) = local_relay.filter(|_| dir.include_local_relay) {
-        let attributes: BTreeMap<String, String> = [
-            ("name".to_string(), relay_name),
-            ("location".to_string(), "this lobby".to_string()),
-        ]
-        .into();
-        relays.push(TrackedRelay {
-            relay: Relay {
-                host: name("relay", "local relay")?,
-                addresses: vec![addr.ip()],
-                port: addr.port(),
-                priority: 10,
-                weight: 20,
-                attributes,
-                up: true,
-            },
-            probe: Some(addr),
-            health: Health::new(dir.fall, dir.rise),
-            last_rtt: None,
-        });
-    }
-    let scenery = dir
-        .scenery
-        .iter()
-        .map(|s| {
-            directory::terrasync::regexp_for(&s.url)
-                .map_err(|e| anyhow::anyhow!("directory.scenery: {e}"))?;
-            Ok(Scenery {
-                url: s.url.trim_end_matches('/').to_string(),
-                service: s.service.clone(),
-                order: s.order,
-                preference: s.preference,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let d = Directory {
-        zone,
-        relays,
-        scenery,
-    };
-    d.records().map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok(d)
+    let config = directory_config(dns, dir, local_relay)?;
+    Directory::new(&config, serial, resolve_once).context("[dns] / [directory]")
 }
 
-fn record_map(
+/// The hickory zone holding `records`.
+fn zone_handler(
     origin: &Name,
     records: Vec<Record>,
     serial: u32,
+    axfr: AxfrPolicy,
 ) -> InMemoryZoneHandler<TokioRuntimeProvider> {
-    let mut z = InMemoryZoneHandler::<TokioRuntimeProvider>::empty(
-        origin.clone(),
-        ZoneType::Primary,
-        AxfrPolicy::Deny,
-    );
+    let mut z =
+        InMemoryZoneHandler::<TokioRuntimeProvider>::empty(origin.clone(), ZoneType::Primary, axfr);
     for r in records {
         z.upsert_mut(r, serial);
     }
     z
 }
 
-/// Sends one FlightGear PING and waits for its PONG.
-pub async fn probe_relay(addr: SocketAddr, timeout: Duration) -> Option<Duration> {
-    let bind: SocketAddr = if addr.is_ipv6() {
-        "[::]:0".parse().ok()?
-    } else {
-        "0.0.0.0:0".parse().ok()?
-    };
-    let sock = tokio::net::UdpSocket::bind(bind).await.ok()?;
-    let cs = fgmp::Callsign::new("lobbyhc").ok()?;
-    let ping = fgmp::message::to_bytes(&fgmp::Message::ping(cs)).ok()?;
-    let start = Instant::now();
-    sock.send_to(&ping, addr).await.ok()?;
-    let mut buf = [0u8; 1500];
-    let deadline = tokio::time::Instant::now() + timeout;
-    loop {
-        let (n, from) = tokio::time::timeout_at(deadline, sock.recv_from(&mut buf))
-            .await
-            .ok()?
-            .ok()?;
-        if from == addr
-            && n >= 32
-            && buf[8..12] == 10u32.to_be_bytes()
-            && buf[24..32] == ping[24..32]
-        {
-            return Some(start.elapsed());
+/// Why a relay did not answer a PING.
+#[derive(Debug)]
+pub enum PingError {
+    /// No local UDP socket.
+    Socket(std::io::Error),
+    /// The address cannot be reached (no route, ...).
+    Connect(SocketAddr, std::io::Error),
+    /// The PING could not be sent.
+    Send(SocketAddr, std::io::Error),
+    /// No PONG in time.
+    Timeout(SocketAddr, Duration),
+    /// ICMP port unreachable: nothing listens there.
+    Refused(SocketAddr),
+    /// Receiving failed otherwise.
+    Receive(SocketAddr, std::io::Error),
+}
+
+impl std::fmt::Display for PingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PingError::Socket(e) => write!(f, "cannot open a UDP socket: {e}"),
+            PingError::Connect(a, e) => write!(f, "cannot reach {a}: {e}"),
+            PingError::Send(a, e) => write!(f, "cannot send the ping to {a}: {e}"),
+            PingError::Timeout(a, t) => {
+                write!(f, "no pong from {a} within {} s", t.as_secs_f64())
+            }
+            PingError::Refused(a) => write!(f, "{a} refused (nothing listens on that UDP port)"),
+            PingError::Receive(a, e) => write!(f, "receiving from {a}: {e}"),
         }
+    }
+}
+
+impl std::error::Error for PingError {}
+
+/// fgms's health check, used by the directory's prober and by `lobby fg servers
+/// --probe`: sends `ping` to `addr` from a fresh connected socket and waits up to
+/// `timeout` for its PONG (other datagrams are ignored). Returns the round trip.
+pub async fn ping_relay(
+    ping: &Ping,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<Duration, PingError> {
+    let bind: SocketAddr = if addr.is_ipv4() {
+        SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0))
+    } else {
+        SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0))
+    };
+    let sock = tokio::net::UdpSocket::bind(bind)
+        .await
+        .map_err(PingError::Socket)?;
+    sock.connect(addr)
+        .await
+        .map_err(|e| PingError::Connect(addr, e))?;
+    let start = Instant::now();
+    let deadline = tokio::time::Instant::from_std(start + timeout);
+    sock.send(ping.datagram())
+        .await
+        .map_err(|e| PingError::Send(addr, e))?;
+    let mut buf = vec![0u8; 2048];
+    loop {
+        let n = match tokio::time::timeout_at(deadline, sock.recv(&mut buf)).await {
+            Err(_) => return Err(PingError::Timeout(addr, timeout)),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(PingError::Refused(addr))
+            }
+            Ok(Err(e)) => return Err(PingError::Receive(addr, e)),
+            Ok(Ok(n)) => n,
+        };
+        if ping.is_pong(&buf[..n]) {
+            return Ok(start.elapsed());
+        }
+        tracing::debug!(%addr, len = n, "ignoring a datagram that is not our pong");
     }
 }
 
@@ -346,6 +309,47 @@ pub struct DnsServer {
     prober: tokio::task::JoinHandle<()>,
 }
 
+/// The zone hickory serves, shared with the prober that updates it.
+type ServedZone = Arc<InMemoryZoneHandler<TokioRuntimeProvider>>;
+
+/// Binds UDP and TCP on each of `listen` and serves `zone` there (`None` when
+/// `listen` is empty: push only).
+async fn serve(listen: &[SocketAddr], zone: &ServedZone) -> Result<Option<Server<Catalog>>> {
+    if listen.is_empty() {
+        return Ok(None);
+    }
+    let mut catalog = Catalog::new();
+    catalog.upsert(
+        zone.origin().clone(),
+        vec![zone.clone() as Arc<dyn ZoneHandler>],
+    );
+    let mut server = Server::new(catalog);
+    for &a in listen {
+        let udp = tokio::net::UdpSocket::bind(a)
+            .await
+            .with_context(|| format!("cannot bind DNS UDP {a}"))?;
+        let bound = udp.local_addr()?;
+        // TCP on the same port as UDP.
+        let tcp = tokio::net::TcpListener::bind(bound)
+            .await
+            .with_context(|| format!("cannot bind DNS TCP {bound}"))?;
+        listening("dns", "udp", bound);
+        listening("dns", "tcp", bound);
+        server.register_socket(udp);
+        server.register_listener(tcp, Duration::from_secs(5), 64);
+    }
+    Ok(Some(server))
+}
+
+/// Pushes every owned record once at start (old and new sets are the same: the
+/// UPDATE replaces whatever an earlier run left).
+async fn initial_push(push: &Push, directory: &Directory) -> Result<()> {
+    let owned = directory.owned_records()?;
+    push.send(directory.origin(), &owned, &owned).await?;
+    tracing::info!(server = %push.server, records = owned.len(), "zone pushed");
+    Ok(())
+}
+
 impl DnsServer {
     /// Serves the zone on `[dns] listen` (UDP and TCP), pushes it if configured,
     /// and probes the relays every `probe_interval`.
@@ -360,71 +364,38 @@ impl DnsServer {
             .map(|d| d.as_secs() as u32)
             .unwrap_or(1);
         let d = build(dns, dir, local_relay, serial)?;
-        let origin = d.zone.origin.clone();
-        let records = d.records().map_err(|e| anyhow::anyhow!("{e}"))?;
-        let mut handler = record_map(&origin, records, serial);
-        if dns.allow_axfr {
-            handler = {
-                let recs = std::mem::take(handler.records_get_mut());
-                let mut h = InMemoryZoneHandler::<TokioRuntimeProvider>::empty(
-                    origin.clone(),
-                    ZoneType::Primary,
-                    AxfrPolicy::AllowAll,
-                );
-                *h.records_get_mut() = recs;
-                h
-            };
-        }
-        let zone = Arc::new(handler);
+        let axfr = if dns.allow_axfr {
+            AxfrPolicy::AllowAll
+        } else {
+            AxfrPolicy::Deny
+        };
+        let zone = Arc::new(zone_handler(d.origin(), d.records()?, serial, axfr));
         let listen: Vec<SocketAddr> = dns
             .listen
             .iter()
             .map(|s| crate::config::listen_addr(s))
             .collect::<Result<_>>()?;
-        let server = if listen.is_empty() {
-            None
-        } else {
-            let mut catalog = Catalog::new();
-            catalog.upsert(
-                origin.clone().into(),
-                vec![zone.clone() as Arc<dyn ZoneHandler>],
-            );
-            let mut server = Server::new(catalog);
-            for a in listen {
-                let udp = tokio::net::UdpSocket::bind(a)
-                    .await
-                    .with_context(|| format!("cannot bind DNS UDP {a}"))?;
-                let bound = udp.local_addr()?;
-                // TCP on the same port as UDP.
-                let tcp = tokio::net::TcpListener::bind(bound)
-                    .await
-                    .with_context(|| format!("cannot bind DNS TCP {bound}"))?;
-                listening("dns", "udp", bound);
-                listening("dns", "tcp", bound);
-                server.register_socket(udp);
-                server.register_listener(tcp, Duration::from_secs(5), 64);
-            }
-            Some(server)
-        };
+        let server = serve(&listen, &zone).await?;
         let push = Push::from_config(dns)?;
-        let directory = Arc::new(Mutex::new(d));
         if let Some(p) = &push {
-            let (owned, o) = {
-                let d = crate::lifecycle::lock(&directory);
-                (
-                    d.owned().map_err(|e| anyhow::anyhow!("{e}"))?,
-                    d.zone.origin.clone(),
-                )
-            };
-            if let Err(e) = p.send(&o, &owned, &owned).await {
+            if let Err(e) = initial_push(p, &d).await {
                 tracing::error!("{e:#}");
-            } else {
-                tracing::info!(server = %p.server, records = owned.len(), "zone pushed");
             }
         }
+        let directory = Arc::new(Mutex::new(d));
         let interval = Duration::from_secs_f64(dir.probe_interval.clamp(0.1, 86_400.0));
         let timeout = Duration::from_secs_f64(dir.probe_timeout.clamp(0.05, 60.0));
-        let prober = tokio::spawn(probe_loop(directory.clone(), zone, push, interval, timeout));
+        let ping = Arc::new(Ping::new(DIRECTORY_CALLSIGN)?);
+        let prober = tokio::spawn(probe_loop(
+            directory.clone(),
+            zone,
+            push,
+            Prober {
+                ping,
+                interval,
+                timeout,
+            },
+        ));
         Ok(DnsServer {
             directory,
             server,
@@ -441,76 +412,156 @@ impl DnsServer {
     }
 }
 
-async fn probe_loop(
-    directory: Arc<Mutex<Directory>>,
-    zone: Arc<InMemoryZoneHandler<TokioRuntimeProvider>>,
-    push: Option<Push>,
+/// How the relays are probed.
+struct Prober {
+    ping: Arc<Ping>,
     interval: Duration,
     timeout: Duration,
+}
+
+/// Probes every relay at once; `(index, round trip)` for each.
+async fn probe_all(
+    targets: Vec<(usize, Option<SocketAddr>)>,
+    ping: &Arc<Ping>,
+    timeout: Duration,
+) -> Vec<(usize, Option<Duration>)> {
+    let tasks: Vec<_> = targets
+        .into_iter()
+        .map(|(i, addr)| {
+            let ping = ping.clone();
+            tokio::spawn(async move {
+                let Some(a) = addr else {
+                    return (i, None);
+                };
+                match ping_relay(&ping, a, timeout).await {
+                    Ok(rtt) => (i, Some(rtt)),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "relay probe failed");
+                        (i, None)
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        match t.await {
+            Ok(r) => outcomes.push(r),
+            Err(e) => tracing::error!(error = %e, "a probe task failed"),
+        }
+    }
+    outcomes
+}
+
+/// Serves and pushes what a round of probes changed.
+async fn publish(update: ZoneUpdate, origin: &Name, zone: &ServedZone, push: Option<&Push>) {
+    for t in &update.transitions {
+        tracing::info!(relay = %t.host, up = t.up, "relay health changed");
+    }
+    let mut fresh = zone_handler(origin, update.records, update.serial, AxfrPolicy::Deny);
+    *zone.records_mut().await = std::mem::take(fresh.records_get_mut());
+    tracing::info!(serial = update.serial, "zone updated");
+    if let Some(p) = push {
+        if let Err(e) = p.send(origin, &update.owned_before, &update.owned).await {
+            tracing::error!("{e:#}");
+        }
+    }
+}
+
+async fn probe_loop(
+    directory: Arc<Mutex<Directory>>,
+    zone: ServedZone,
+    push: Option<Push>,
+    prober: Prober,
 ) {
-    let mut tick = tokio::time::interval(interval);
+    let mut tick = tokio::time::interval(prober.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let targets: Vec<(usize, Option<SocketAddr>)> = {
-            let d = crate::lifecycle::lock(&directory);
-            d.relays
-                .iter()
-                .enumerate()
-                .map(|(i, r)| (i, r.probe))
-                .collect()
-        };
-        let probes = targets.into_iter().map(|(i, addr)| async move {
-            let rtt = match addr {
-                Some(a) => probe_relay(a, timeout).await,
-                None => None,
-            };
-            (i, rtt)
-        });
-        let mut results = Vec::new();
-        for p in probes.collect::<Vec<_>>() {
-            results.push(tokio::spawn(p));
-        }
-        let mut changed = false;
-        let mut old_owned = Vec::new();
-        let mut outcome = Vec::new();
-        for h in results {
-            if let Ok(r) = h.await {
-                outcome.push(r);
-            }
-        }
-        let (records, owned, origin, serial) = {
+        let targets = crate::lifecycle::lock(&directory).probe_targets();
+        let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
+        let (update, origin) = {
             let mut d = crate::lifecycle::lock(&directory);
-            if push.is_some() {
-                old_owned = d.owned().unwrap_or_default();
-            }
-            for (i, rtt) in outcome {
-                if let Some(t) = d.relays.get_mut(i) {
-                    t.last_rtt = rtt;
-                    if t.health.record(rtt.is_some()) {
-                        changed = true;
-                        tracing::info!(relay = %t.relay.host, up = t.health.is_up(), "relay health changed");
-                    }
-                }
-            }
-            if !changed {
-                continue;
-            }
-            d.zone.serial = d.zone.serial.wrapping_add(1);
-            (d.records(), d.owned(), d.zone.origin.clone(), d.zone.serial)
+            (d.record_probes(outcomes), d.origin().clone())
         };
-        let (Ok(records), Ok(owned)) = (records, owned) else {
-            tracing::error!("cannot rebuild the zone");
-            continue;
-        };
-        let mut fresh = record_map(&origin, records, serial);
-        let map = std::mem::take(fresh.records_get_mut());
-        *zone.records_mut().await = map;
-        tracing::info!(serial, "zone updated");
-        if let Some(p) = &push {
-            if let Err(e) = p.send(&origin, &old_owned, &owned).await {
-                tracing::error!("{e:#}");
-            }
+        match update {
+            Ok(Some(u)) => publish(u, &origin, &zone, push.as_ref()).await,
+            Ok(None) => {}
+            Err(e) => tracing::error!(error = %e, "cannot rebuild the zone"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(host: &str) -> RelayEntry {
+        RelayEntry {
+            host: host.into(),
+            port: 5000,
+            addresses: vec!["127.0.0.1".into()],
+            name: "mp1".into(),
+            location: "Test".into(),
+            priority: 10,
+            weight: 20,
+            attributes: BTreeMap::new(),
+            probe: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_local_relay_is_published_when_asked() {
+        let local = Some(("127.0.0.1:5002".parse().unwrap(), "lobby01".to_string()));
+        let mut dir = DirectorySection {
+            relay: vec![entry("mp1")],
+            ..DirectorySection::default()
+        };
+        let d = build(&DnsSection::default(), &dir, local.clone(), 1).unwrap();
+        let r = d.relays()[1].relay();
+        assert_eq!(r.host.to_string(), "relay.fg.lobby.test.");
+        assert_eq!(
+            (r.name.as_str(), r.location.as_str()),
+            ("lobby01", "this lobby")
+        );
+        assert_eq!(
+            d.relays()[1].probe(),
+            Some("127.0.0.1:5002".parse().unwrap())
+        );
+        assert_eq!(
+            d.relays()[0].probe(),
+            Some("127.0.0.1:5000".parse().unwrap())
+        );
+        dir.include_local_relay = false;
+        assert_eq!(
+            build(&DnsSection::default(), &dir, local, 1)
+                .unwrap()
+                .relays()
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn configuration_errors_name_the_setting() {
+        let mut dir = DirectorySection {
+            relay: vec![entry("mp1")],
+            ..DirectorySection::default()
+        };
+        dir.relay[0].probe = "nowhere".into();
+        let e = build(&DnsSection::default(), &dir, None, 1).unwrap_err();
+        assert!(format!("{e:#}").contains("directory.relay.probe"), "{e:#}");
+        dir.relay[0] = entry("bad..host");
+        let e = build(&DnsSection::default(), &dir, None, 1).unwrap_err();
+        assert!(
+            matches!(
+                e.downcast_ref::<directory::Error>(),
+                Some(directory::Error::InvalidName {
+                    what: "relay host",
+                    ..
+                })
+            ),
+            "{e:#}"
+        );
     }
 }

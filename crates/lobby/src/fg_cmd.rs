@@ -11,8 +11,10 @@
 //! The record logic is in `directory::{mpserver, terrasync}`; this module does the DNS
 //! and network work and the reporting.
 
+use crate::dns_server::ping_relay;
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use directory::probe::{Ping, CLIENT_CALLSIGN};
 use directory::terrasync::{self, NaptrEntry};
 use hickory_proto::rr::{Name, RData, RecordType};
 use hickory_resolver::config::{NameServerConfig, ResolverConfig};
@@ -27,9 +29,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
-use tokio::net::{TcpStream, UdpSocket};
+use tokio::net::TcpStream;
 
 /// FlightGear discovery commands.
 #[derive(Subcommand, Debug)]
@@ -698,50 +700,12 @@ async fn probe_relay(dns: &Dns, fqdn: &str, port: u16, telnet_port: Option<u16>)
 }
 
 /// fgms's health check: a 32-byte ping (MsgId 9), answered by the same datagram with
-/// MsgId 10.
+/// MsgId 10 (the directory's prober sends the same, with another callsign).
 async fn ping(addr: SocketAddr, timeout: Duration) -> Result<Duration, String> {
-    let bind: SocketAddr = if addr.is_ipv4() {
-        SocketAddr::from(([0, 0, 0, 0], 0))
-    } else {
-        SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0))
-    };
-    let callsign = fgmp::Callsign::new("probe").map_err(|e| e.to_string())?;
-    let datagram =
-        fgmp::message::to_bytes(&fgmp::Message::ping(callsign)).map_err(|e| e.to_string())?;
-    let sock = UdpSocket::bind(bind)
+    let ping = Ping::new(CLIENT_CALLSIGN).map_err(|e| e.to_string())?;
+    ping_relay(&ping, addr, timeout)
         .await
-        .map_err(|e| format!("cannot open a UDP socket: {e}"))?;
-    sock.connect(addr)
-        .await
-        .map_err(|e| format!("cannot reach {addr}: {e}"))?;
-    let start = Instant::now();
-    let deadline = tokio::time::Instant::from_std(start + timeout);
-    sock.send(&datagram)
-        .await
-        .map_err(|e| format!("cannot send the ping to {addr}: {e}"))?;
-    let mut buf = vec![0u8; 2048];
-    loop {
-        let n = match tokio::time::timeout_at(deadline, sock.recv(&mut buf)).await {
-            Err(_) => {
-                return Err(format!(
-                    "no pong from {addr} within {} s",
-                    timeout.as_secs_f64()
-                ))
-            }
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                return Err(format!("{addr} refused (nothing listens on that UDP port)"))
-            }
-            Ok(Err(e)) => return Err(format!("receiving from {addr}: {e}")),
-            Ok(Ok(n)) => n,
-        };
-        let reply = &buf[..n];
-        if let Ok(h) = fgmp::Header::decode(reply) {
-            if h.msg_id == fgmp::MsgId::Pong && h.callsign == callsign {
-                return Ok(start.elapsed());
-            }
-        }
-        tracing::debug!(%addr, len = n, "ignoring a datagram that is not our pong");
-    }
+        .map_err(|e| e.to_string())
 }
 
 /// Reads fgms's telnet list up to the `# N pilot(s) online` line.
@@ -913,47 +877,92 @@ struct TerrasyncReport {
 }
 
 async fn terrasync_cmd(a: TerrasyncArgs) -> Result<ExitCode> {
-    let var = terrasync::override_var(&a.service);
     if let Some(url) = &a.override_url {
         // /sim/terrasync/http-server: no DNS at all, the variable is never read.
-        let report = TerrasyncReport {
-            query: None,
-            nameserver: None,
-            service: a.service.clone(),
-            url: url.clone(),
-            source: "override",
-            dns_pick: None,
-            candidates: vec![url.clone()],
-            skipped: Vec::new(),
-            records: Vec::new(),
-        };
-        print_terrasync(&report, a.dns.json, a.all)?;
+        print_terrasync(&override_report(&a.service, url), a.dns.json, a.all)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let var = terrasync::override_var(&a.service);
     let env_value = std::env::var_os(&var).map(|v| v.to_string_lossy().into_owned());
-    let fail = |msg: String| {
-        eprintln!("lobby fg terrasync: {msg}");
-        if env_value.is_some() {
-            eprintln!(
-                "lobby fg terrasync: note: {var} is set, but SimGear applies it only after a successful DNS selection"
-            );
-        }
-        ExitCode::from(1)
-    };
+    let fail = |msg: String| terrasync_failure(&msg, &var, env_value.is_some());
     let dns = match Dns::new(&a.dns) {
         Ok(d) => d,
         Err(e) => return Ok(fail(e)),
     };
     let query = format!("terrasync.{}.", a.domain);
-    let lookup = match dns.lookup(&query, RecordType::NAPTR).await {
-        Ok(l) => l,
+    let (records, entries) = match naptr_records(&dns, &query).await {
+        Ok(r) => r,
+        Err(e) => return Ok(fail(e)),
+    };
+    let mut rng = a
+        .seed
+        .map_or_else(StdRng::from_entropy, StdRng::seed_from_u64);
+    let (selection, skipped) = match select_warning(&entries, &a.service, &query, &mut rng) {
+        Ok(s) => s,
         Err(e) => {
             return Ok(fail(format!(
-                "NAPTR lookup of {query} via {} failed: {e}",
-                dns.label
+                "NAPTR {query} via {}: {e} ({} record(s) in the answer)",
+                dns.label,
+                entries.len()
             )))
         }
     };
+    let Some((url, source, dns_pick, candidates)) = apply_environment(env_value, &var, selection)
+    else {
+        return Ok(ExitCode::from(1));
+    };
+    let report = TerrasyncReport {
+        query: Some(query),
+        nameserver: Some(dns.label.clone()),
+        service: a.service.clone(),
+        url,
+        source,
+        dns_pick,
+        candidates,
+        skipped,
+        records,
+    };
+    print_terrasync(&report, a.dns.json, a.all)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The report of `--override`: that URL alone, no DNS.
+fn override_report(service: &str, url: &str) -> TerrasyncReport {
+    TerrasyncReport {
+        query: None,
+        nameserver: None,
+        service: service.to_string(),
+        url: url.to_string(),
+        source: "override",
+        dns_pick: None,
+        candidates: vec![url.to_string()],
+        skipped: Vec::new(),
+        records: Vec::new(),
+    }
+}
+
+/// Reports that no server can be chosen (exit status 1), noting that the
+/// environment variable `var`, when set, does not rescue a failed DNS selection.
+fn terrasync_failure(msg: &str, var: &str, env_set: bool) -> ExitCode {
+    eprintln!("lobby fg terrasync: {msg}");
+    if env_set {
+        eprintln!(
+            "lobby fg terrasync: note: {var} is set, but SimGear applies it only after a successful DNS selection"
+        );
+    }
+    ExitCode::from(1)
+}
+
+/// The NAPTR records of `query`, for the report and for the selection; an error
+/// when the lookup fails or holds no NAPTR record.
+async fn naptr_records(
+    dns: &Dns,
+    query: &str,
+) -> Result<(Vec<NaptrJson>, Vec<NaptrEntry>), String> {
+    let lookup = dns
+        .lookup(query, RecordType::NAPTR)
+        .await
+        .map_err(|e| format!("NAPTR lookup of {query} via {} failed: {e}", dns.label))?;
     let mut records = Vec::new();
     let mut entries = Vec::new();
     for rec in lookup.answers() {
@@ -977,88 +986,85 @@ async fn terrasync_cmd(a: TerrasyncArgs) -> Result<ExitCode> {
         }
     }
     if entries.is_empty() {
-        return Ok(fail(format!(
+        return Err(format!(
             "NAPTR lookup of {query} via {}: no NAPTR records in the answer",
             dns.label
-        )));
-    }
-    let mut rng = match a.seed {
-        Some(s) => StdRng::seed_from_u64(s),
-        None => StdRng::from_entropy(),
-    };
-    let selection = terrasync::select(&entries, &a.service, &mut rng);
-    // Warn about malformed lowest-order entries even when the selection failed.
-    let skipped: Vec<SkippedJson> = match &selection {
-        Ok(s) => s
-            .skipped
-            .iter()
-            .map(|k| SkippedJson {
-                order: k.entry.order,
-                preference: k.entry.preference,
-                regexp: k.entry.regexp.clone(),
-                reason: k.reason.clone(),
-            })
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    for k in &skipped {
-        warn(&format!(
-            "{query} NAPTR {} {} \"U\" {:?}: skipped, {}",
-            k.order, k.preference, a.service, k.reason
         ));
     }
-    let selection = match selection {
+    Ok((records, entries))
+}
+
+/// SimGear's selection, with a warning on standard error for every malformed
+/// lowest-order entry (whether or not a server could be chosen).
+fn select_warning(
+    entries: &[NaptrEntry],
+    service: &str,
+    query: &str,
+    rng: &mut StdRng,
+) -> Result<(terrasync::Selection, Vec<SkippedJson>), directory::Error> {
+    let selection = match terrasync::select(entries, service, rng) {
         Ok(s) => s,
         Err(e) => {
             // Name the malformed lowest-order entries that left nothing to choose.
-            let matching = entries
-                .iter()
-                .filter(|n| n.flags == "U" && n.service == a.service);
-            if let Some(lowest) = matching.clone().map(|n| n.order).min() {
-                for n in matching.filter(|n| n.order == lowest) {
-                    if terrasync::url_of(&n.regexp).is_none() {
-                        warn(&format!(
-                            "{query} NAPTR {} {} \"U\" {:?}: unsupported regexp {:?} (must be !^.*$!URL!)",
-                            n.order, n.preference, n.service, n.regexp
-                        ));
-                    }
-                }
-            }
-            return Ok(fail(format!(
-                "NAPTR {query} via {}: {e} ({} record(s) in the answer)",
-                dns.label,
-                entries.len()
-            )));
+            warn_unsupported_lowest(entries, service, query);
+            return Err(e);
         }
     };
-    let (url, source, dns_pick) = match env_value {
+    let skipped: Vec<SkippedJson> = selection
+        .skipped
+        .iter()
+        .map(|k| SkippedJson {
+            order: k.entry.order,
+            preference: k.entry.preference,
+            regexp: k.entry.regexp.clone(),
+            reason: k.reason.clone(),
+        })
+        .collect();
+    for k in &skipped {
+        warn(&format!(
+            "{query} NAPTR {} {} \"U\" {service:?}: skipped, {}",
+            k.order, k.preference, k.reason
+        ));
+    }
+    Ok((selection, skipped))
+}
+
+/// Warns about every lowest-order `U` entry of `service` whose regexp SimGear rejects.
+fn warn_unsupported_lowest(entries: &[NaptrEntry], service: &str, query: &str) {
+    let matching = entries
+        .iter()
+        .filter(|n| n.flags == "U" && n.service == service);
+    let Some(lowest) = matching.clone().map(|n| n.order).min() else {
+        return;
+    };
+    for n in matching.filter(|n| n.order == lowest) {
+        if terrasync::url_of(&n.regexp).is_none() {
+            warn(&format!(
+                "{query} NAPTR {} {} \"U\" {:?}: unsupported regexp {:?} (must be !^.*$!URL!)",
+                n.order, n.preference, n.service, n.regexp
+            ));
+        }
+    }
+}
+
+/// SIMGEAR_TERRASYNC_SERVER_<service> replaces the DNS pick: `(url, source, what
+/// DNS picked, candidates)`, the candidates being that URL alone when the variable
+/// is used. `None` (after saying why) when it is set but empty.
+fn apply_environment(
+    env_value: Option<String>,
+    var: &str,
+    selection: terrasync::Selection,
+) -> Option<(String, &'static str, Option<String>, Vec<String>)> {
+    match env_value {
         Some(v) if v.is_empty() => {
             eprintln!(
                 "lobby fg terrasync: {var} is set but empty; SimGear would use the empty string and find no server"
             );
-            return Ok(ExitCode::from(1));
+            None
         }
-        Some(v) => (v, "environment", Some(selection.url.clone())),
-        None => (selection.url.clone(), "dns", None),
-    };
-    let candidates = if source == "environment" {
-        vec![url.clone()]
-    } else {
-        selection.candidates.clone()
-    };
-    let report = TerrasyncReport {
-        query: Some(query),
-        nameserver: Some(dns.label.clone()),
-        service: a.service.clone(),
-        url,
-        source,
-        dns_pick,
-        candidates,
-        skipped,
-        records,
-    };
-    print_terrasync(&report, a.dns.json, a.all)?;
-    Ok(ExitCode::SUCCESS)
+        Some(v) => Some((v.clone(), "environment", Some(selection.url), vec![v])),
+        None => Some((selection.url, "dns", None, selection.candidates)),
+    }
 }
 
 fn print_terrasync(r: &TerrasyncReport, json: bool, all: bool) -> Result<()> {

@@ -20,7 +20,7 @@ pub struct Sources {
     /// The relay, when this process runs one.
     pub relay: Option<Arc<Mutex<relay::Engine>>>,
     /// The directory, when this process runs one.
-    pub directory: Option<Arc<Mutex<crate::dns_server::Directory>>>,
+    pub directory: Option<Arc<Mutex<directory::Directory>>>,
 }
 
 /// The server list in the engine's static HTTP format: one `ip <addr>` line per
