@@ -3,7 +3,7 @@
 //! primary server, and `mpservers.xml` for the HTTP listener.
 
 use crate::config::{DirectorySection, DnsSection, RelayEntry};
-use crate::lifecycle::listening;
+use crate::lifecycle::{listening, Stop, Supervisor};
 use anyhow::{bail, Context, Result};
 use base64::Engine as _;
 use directory::probe::{Ping, DIRECTORY_CALLSIGN};
@@ -305,8 +305,6 @@ impl Push {
 pub struct DnsServer {
     /// The model, read by HTTP.
     pub directory: Arc<Mutex<Directory>>,
-    server: Option<Server<Catalog>>,
-    prober: tokio::task::JoinHandle<()>,
 }
 
 /// The zone hickory serves, shared with the prober that updates it.
@@ -352,8 +350,10 @@ async fn initial_push(push: &Push, directory: &Directory) -> Result<()> {
 
 impl DnsServer {
     /// Serves the zone on `[dns] listen` (UDP and TCP), pushes it if configured,
-    /// and probes the relays every `probe_interval`.
+    /// and probes the relays every `probe_interval`, all under `sup` (the listeners
+    /// as part `dns`, the prober and pusher as `dns-prober`).
     pub async fn start(
+        sup: &Supervisor,
         dns: &DnsSection,
         dir: &DirectorySection,
         local_relay: Option<(SocketAddr, String)>,
@@ -386,30 +386,37 @@ impl DnsServer {
         let interval = Duration::from_secs_f64(dir.probe_interval.clamp(0.1, 86_400.0));
         let timeout = Duration::from_secs_f64(dir.probe_timeout.clamp(0.05, 60.0));
         let ping = Arc::new(Ping::new(DIRECTORY_CALLSIGN)?);
-        let prober = tokio::spawn(probe_loop(
-            directory.clone(),
-            zone,
-            push,
-            Prober {
-                ping,
-                interval,
-                timeout,
-            },
-        ));
-        Ok(DnsServer {
-            directory,
-            server,
-            prober,
-        })
-    }
-
-    /// Stops serving.
-    pub async fn shutdown(mut self) {
-        self.prober.abort();
-        if let Some(s) = &mut self.server {
-            let _ = s.shutdown_gracefully().await;
+        let prober = Prober {
+            ping,
+            interval,
+            timeout,
+        };
+        let stop = sup.stop().clone();
+        sup.spawn_task(
+            "dns-prober",
+            probe_loop(directory.clone(), zone, push, prober, stop.clone()),
+        );
+        if let Some(server) = server {
+            sup.spawn_task("dns", run_listeners(server, stop));
         }
+        Ok(DnsServer { directory })
     }
+}
+
+/// Runs hickory's listeners until the stop signal, then shuts them down gracefully.
+/// Listeners that end on their own are a failure of the part.
+async fn run_listeners(mut server: Server<Catalog>, stop: Stop) -> Result<()> {
+    tokio::select! {
+        r = server.block_until_done() => {
+            r.context("DNS listener failed")?;
+            bail!("DNS listeners ended")
+        }
+        _ = stop.stopped() => {}
+    }
+    server
+        .shutdown_gracefully()
+        .await
+        .context("DNS listeners did not stop cleanly")
 }
 
 /// How the relays are probed.
@@ -468,16 +475,22 @@ async fn publish(update: ZoneUpdate, origin: &Name, zone: &ServedZone, push: Opt
     }
 }
 
+/// Probes the relays every interval and publishes what changed, until the stop signal.
 async fn probe_loop(
     directory: Arc<Mutex<Directory>>,
     zone: ServedZone,
     push: Option<Push>,
     prober: Prober,
-) {
+    stop: Stop,
+) -> Result<()> {
     let mut tick = tokio::time::interval(prober.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tick.tick().await;
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.stopped() => return Ok(()),
+        }
+        crate::lifecycle::injected_panic("dns-prober");
         let targets = crate::lifecycle::lock(&directory).probe_targets();
         let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
         let (update, origin) = {

@@ -21,6 +21,8 @@ pub struct Sources {
     pub relay: Option<Arc<Mutex<relay::Engine>>>,
     /// The directory, when this process runs one.
     pub directory: Option<Arc<Mutex<directory::Directory>>>,
+    /// Worker restarts per part (see `lifecycle`).
+    pub restarts: Option<crate::lifecycle::RestartCounts>,
 }
 
 /// The server list in the engine's static HTTP format: one `ip <addr>` line per
@@ -66,6 +68,13 @@ async fn stats(State(src): State<Sources>) -> Response {
             .map(|(k, v)| (k.to_string(), v.into()))
             .collect();
         obj.insert("master".into(), c.into());
+    }
+    if let Some(r) = &src.restarts {
+        let c: serde_json::Map<String, serde_json::Value> = lock(r)
+            .iter()
+            .map(|(k, v)| (k.clone(), (*v).into()))
+            .collect();
+        obj.insert("worker_restarts".into(), c.into());
     }
     (
         [(header::CONTENT_TYPE, "application/json")],

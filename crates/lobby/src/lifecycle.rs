@@ -131,6 +131,9 @@ impl Signals {
     }
 }
 
+/// Worker restarts per part, shared with readers such as `/stats`.
+pub type RestartCounts = Arc<Mutex<BTreeMap<String, u64>>>;
+
 /// A part that failed and stops the process.
 #[derive(Debug, Clone)]
 pub struct Failure {
@@ -147,7 +150,7 @@ pub struct Supervisor {
     tasks: Mutex<Vec<(String, tokio::task::JoinHandle<()>)>>,
     failures_tx: mpsc::UnboundedSender<Failure>,
     failures_rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Failure>>,
-    restarts: Arc<Mutex<BTreeMap<String, u64>>>,
+    restarts: RestartCounts,
 }
 
 impl Supervisor {
@@ -169,9 +172,14 @@ impl Supervisor {
         &self.stop
     }
 
-    /// Restarts per part so far (for `/stats` and tests).
+    /// Restarts per part so far.
     pub fn restarts(&self) -> BTreeMap<String, u64> {
         lock(&self.restarts).clone()
+    }
+
+    /// The live restart counters, for `/stats`.
+    pub fn restart_counts(&self) -> RestartCounts {
+        self.restarts.clone()
     }
 
     /// Runs `body` on a named thread of `part`. `body` returns when the stop signal is

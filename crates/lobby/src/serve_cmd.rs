@@ -337,7 +337,13 @@ impl Backbone {
         };
         let dns = match parts.dns {
             true => Some(
-                DnsServer::start(&f.dns, &f.directory, published_relay(f, relay.as_ref())).await?,
+                DnsServer::start(
+                    &sup,
+                    &f.dns,
+                    &f.directory,
+                    published_relay(f, relay.as_ref()),
+                )
+                .await?,
             ),
             false => None,
         };
@@ -347,6 +353,7 @@ impl Backbone {
                 master: master.as_ref().map(|m| m.engine().clone()),
                 relay: relay.as_ref().map(|r| r.engine().clone()),
                 directory: dns.as_ref().map(|d| d.directory.clone()),
+                restarts: Some(sup.restart_counts()),
             };
             Some(HttpServer::start(&sup, &http_addrs, sources).await?)
         } else {
@@ -396,11 +403,8 @@ impl Backbone {
     /// Stops every part (the simulated servers say goodbye to the master first, while
     /// it still listens), then saves the master's state once.
     async fn shutdown(self) -> Result<()> {
-        if let Some(d) = self.dns {
-            d.shutdown().await;
-        }
         self.sup.shutdown().await;
-        drop((self.sim, self.http, self.relay));
+        drop((self.sim, self.http, self.relay, self.dns));
         if let Some(m) = self.master {
             tokio::task::spawn_blocking(move || m.final_save()).await??;
         }

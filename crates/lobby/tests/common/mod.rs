@@ -22,9 +22,15 @@ pub struct Lobby {
 impl Lobby {
     /// Starts `lobby ARGS...` and waits for `expect` listening lines.
     pub fn start(args: &[&str], expect: usize) -> Lobby {
+        Lobby::start_with_env(args, expect, &[])
+    }
+
+    /// [`Lobby::start`] with extra environment variables (e.g. `LOBBY_TEST_PANIC`).
+    pub fn start_with_env(args: &[&str], expect: usize, env: &[(&str, &str)]) -> Lobby {
         let mut child = Command::new(env!("CARGO_BIN_EXE_lobby"))
             .args(args)
             .env("RUST_LOG", "debug")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -111,16 +117,24 @@ impl Lobby {
     }
 
     /// Sends SIGTERM and returns the exit status.
-    pub fn stop(mut self) -> std::process::ExitStatus {
+    pub fn stop(self) -> std::process::ExitStatus {
         self.signal(libc::SIGTERM);
-        let deadline = Instant::now() + Duration::from_secs(10);
+        self.wait_exit(Duration::from_secs(10))
+    }
+
+    /// Waits for the process to end by itself within `within`.
+    pub fn wait_exit(mut self, within: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + within;
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
                 return s;
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!("lobby did not stop within 10 s of SIGTERM");
+                panic!(
+                    "lobby did not stop within {within:?}; stderr:\n{}",
+                    self.stderr()
+                );
             }
             std::thread::sleep(Duration::from_millis(20));
         }
