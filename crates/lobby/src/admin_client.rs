@@ -2,7 +2,7 @@
 //! acknowledgement. Every wait has a timeout, so it never hangs.
 
 use anyhow::{bail, Context, Result};
-use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use xash::admin::{AdminChallengeReply, AdminChallengeRequest, AdminCommand, AdminReply};
@@ -51,22 +51,7 @@ fn password(args: &AdminArgs) -> Result<String> {
 }
 
 fn resolve(s: &str) -> Result<SocketAddr> {
-    if let Ok(a) = s.parse::<SocketAddr>() {
-        return Ok(a);
-    }
-    if let Ok(ip) = s.parse::<std::net::IpAddr>() {
-        return Ok(SocketAddr::new(ip, 27010));
-    }
-    let with_port = if s.contains(':') {
-        s.to_string()
-    } else {
-        format!("{s}:27010")
-    };
-    with_port
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {s}"))?
-        .next()
-        .with_context(|| format!("{s} resolved to no address"))
+    Ok(udp::addr::resolve(s, 27010)?)
 }
 
 fn recv_matching<T>(

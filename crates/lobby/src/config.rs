@@ -4,7 +4,7 @@
 use anyhow::{bail, Context, Result};
 use ipnet::IpNet;
 use serde::Deserialize;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
@@ -322,10 +322,7 @@ impl Default for MasterSection {
 }
 
 fn msecs(v: f64, key: &str) -> Result<Duration> {
-    if !(v.is_finite() && v > 0.0 && v < 1e9) {
-        bail!("master.{key} must be a positive number of seconds, got {v}");
-    }
-    Ok(Duration::from_secs_f64(v))
+    crate::args::seconds(v, &format!("master.{key}"), 1e9)
 }
 
 fn version(v: &str, key: &str) -> Result<xash::filter::Version> {
@@ -483,11 +480,11 @@ pub fn listen_addr(s: &str) -> Result<SocketAddr> {
 /// Resolves `host:port` once (as fgms does at start-up); the label is the host's
 /// first DNS label, or the IP itself.
 pub fn peer(s: &str) -> Result<relay::RelayPeer> {
-    let addr = s
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {s:?} (expected HOST:PORT)"))?
-        .next()
-        .with_context(|| format!("{s:?} resolved to no address"))?;
+    if !s.contains(':') {
+        anyhow::bail!("cannot resolve {s:?} (expected HOST:PORT)");
+    }
+    let addr =
+        udp::addr::resolve(s, 0).with_context(|| format!("expected HOST:PORT, got {s:?}"))?;
     let host = s.rsplit_once(':').map(|(h, _)| h).unwrap_or(s);
     let host = host.trim_start_matches('[').trim_end_matches(']');
     let label = if host.parse::<IpAddr>().is_ok() {
@@ -510,10 +507,7 @@ pub fn net(s: &str) -> Result<IpNet> {
 }
 
 fn secs(v: f64, key: &str) -> Result<Duration> {
-    if !(v.is_finite() && v > 0.0 && v < 1e9) {
-        bail!("relay.{key} must be a positive number of seconds, got {v}");
-    }
-    Ok(Duration::from_secs_f64(v))
+    crate::args::seconds(v, &format!("relay.{key}"), 1e9)
 }
 
 impl RelaySection {

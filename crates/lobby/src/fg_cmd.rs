@@ -141,34 +141,16 @@ pub async fn run(cmd: FgCommand) -> Result<ExitCode> {
 // Argument parsing
 
 fn parse_nameserver(s: &str) -> Result<SocketAddr, String> {
-    let s = s.trim();
-    if let Ok(a) = s.parse::<SocketAddr>() {
-        return Ok(a);
-    }
-    if let Ok(ip) = s.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, 53));
-    }
-    if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-        if let Ok(ip) = inner.parse::<std::net::Ipv6Addr>() {
-            return Ok(SocketAddr::new(IpAddr::V6(ip), 53));
-        }
-    }
-    Err(format!(
-        "{s:?} is not a nameserver address (IP, IP:PORT or [IPv6]:PORT)"
-    ))
+    udp::addr::parse_literal(s, 53).ok_or_else(|| {
+        format!(
+            "{:?} is not a nameserver address (IP, IP:PORT or [IPv6]:PORT)",
+            s.trim()
+        )
+    })
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
-    if !v.is_finite() || v <= 0.0 || v > 3600.0 {
-        return Err(format!(
-            "{s:?} must be more than 0 and at most 3600 seconds"
-        ));
-    }
-    Ok(v)
+    crate::args::parse_seconds(s, 3600.0)
 }
 
 /// A domain name, returned without its trailing dot.

@@ -5,6 +5,7 @@
 //! started and stopped through [`lifecycle`].
 
 mod admin_client;
+mod args;
 mod config;
 mod dns_server;
 mod fg_cmd;

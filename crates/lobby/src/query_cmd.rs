@@ -1,13 +1,13 @@
 //! `lobby query`: ask game servers and masters, as players' tools do.
 
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use query::{
     ansi_colors, run_many, scan_masters, strip_colors, ConnectResult, Kind, MergedList, Outcome,
     QueryOptions, ScanSpec,
 };
 use std::io::IsTerminal;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use xash::info::InfoString;
@@ -88,29 +88,11 @@ pub struct MasterScan {
 }
 
 fn resolve(s: &str, default_port: u16) -> Result<SocketAddr> {
-    if let Ok(a) = s.parse::<SocketAddr>() {
-        return Ok(a);
-    }
-    if let Ok(ip) = s.parse::<std::net::IpAddr>() {
-        return Ok(SocketAddr::new(ip, default_port));
-    }
-    let with_port = if s.contains(':') {
-        s.to_string()
-    } else {
-        format!("{s}:{default_port}")
-    };
-    with_port
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve {s:?}"))?
-        .next()
-        .with_context(|| format!("{s:?} resolved to no address"))
+    Ok(udp::addr::resolve(s, default_port)?)
 }
 
 fn secs(v: f64, what: &str) -> Result<Duration> {
-    if !(v.is_finite() && v > 0.0 && v < 3600.0) {
-        bail!("{what} must be a positive number of seconds");
-    }
-    Ok(Duration::from_secs_f64(v))
+    crate::args::seconds(v, what, 3600.0)
 }
 
 impl QueryOpts {

@@ -71,30 +71,12 @@ pub struct SimArgs {
     pub no_bandwidth_test: bool,
 }
 
-/// Resolves `HOST[:PORT]` (IPv6 as `[addr]:port`) to the addresses of `family`.
+/// Resolves `HOST[:PORT]` (IPv6 as `[addr]:port`) to an address of `family`.
 async fn resolve_master(text: &str, v4: bool) -> Result<SocketAddr> {
-    let all: Vec<SocketAddr> = if let Ok(a) = text.parse::<SocketAddr>() {
-        vec![a]
-    } else if let Ok(ip) = text
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse::<IpAddr>()
-    {
-        vec![SocketAddr::new(ip, DEFAULT_MASTER_PORT)]
-    } else {
-        let has_port = text
-            .rsplit_once(':')
-            .is_some_and(|(host, port)| !host.contains(':') && port.parse::<u16>().is_ok());
-        let query = if has_port {
-            text.to_string()
-        } else {
-            format!("{text}:{DEFAULT_MASTER_PORT}")
-        };
-        let found = tokio::net::lookup_host(query.as_str())
-            .await
-            .with_context(|| format!("cannot resolve master {text:?}"))?;
-        found.collect()
-    };
+    let t = text.to_string();
+    let all = tokio::task::spawn_blocking(move || udp::addr::resolve_all(&t, DEFAULT_MASTER_PORT))
+        .await?
+        .with_context(|| format!("cannot resolve master {text:?}"))?;
     let family = if v4 { "IPv4" } else { "IPv6" };
     all.iter()
         .copied()

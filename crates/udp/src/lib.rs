@@ -15,6 +15,7 @@
 //! Linux only (the servers' deployment target); where the batched calls are missing
 //! the code falls back to one `recvfrom`/`sendto` per datagram.
 
+pub mod addr;
 pub mod options;
 pub mod recv;
 pub mod send;
