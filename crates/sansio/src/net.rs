@@ -5,7 +5,8 @@
 //!
 //! Addresses without an engine are outside sockets (a pilot's FlightGear, a query
 //! tool): tests send from them with [`Network::send`] and read what reached them with
-//! [`Network::take_inbox`].
+//! [`Network::take_inbox`]. [`Network::record`] keeps every hop (engine to engine
+//! too), so a test can count what crossed a link.
 
 use crate::{Engine, Outbox};
 use std::any::Any;
@@ -36,6 +37,20 @@ pub struct Delivered {
     pub payload: Vec<u8>,
 }
 
+/// A datagram the network handed over, to an engine or an outside address (see
+/// [`Network::record`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hop {
+    /// When it arrived.
+    pub at: Instant,
+    /// Who sent it.
+    pub from: SocketAddr,
+    /// Where it arrived.
+    pub to: SocketAddr,
+    /// The bytes.
+    pub payload: Vec<u8>,
+}
+
 type Filter = Box<dyn FnMut(SocketAddr, SocketAddr, &[u8]) -> bool>;
 
 /// Engines joined by a perfect (or filtered) network with a fixed one-way latency.
@@ -53,6 +68,8 @@ pub struct Network {
     out: Outbox,
     delivered: u64,
     dropped: u64,
+    /// Every hop since [`Network::record`] was turned on, when it is.
+    hops: Option<Vec<Hop>>,
 }
 
 impl Network {
@@ -71,6 +88,7 @@ impl Network {
             out: Outbox::new(),
             delivered: 0,
             dropped: 0,
+            hops: None,
         }
     }
 
@@ -136,6 +154,16 @@ impl Network {
         (self.delivered, self.dropped)
     }
 
+    /// Starts (or stops, dropping what was kept) recording every delivered datagram.
+    pub fn record(&mut self, on: bool) {
+        self.hops = on.then(Vec::new);
+    }
+
+    /// Takes the hops recorded so far, oldest first (empty when not recording).
+    pub fn take_hops(&mut self) -> Vec<Hop> {
+        self.hops.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
     /// The earliest engine timer: (when, whose).
     fn next_timer(&self) -> Option<(Instant, SocketAddr)> {
         self.nodes
@@ -176,6 +204,14 @@ impl Network {
 
     fn deliver(&mut self, from: SocketAddr, to: SocketAddr, bytes: &[u8]) {
         self.delivered += 1;
+        if let Some(hops) = &mut self.hops {
+            hops.push(Hop {
+                at: self.now,
+                from,
+                to,
+                payload: bytes.to_vec(),
+            });
+        }
         match self.nodes.get_mut(&to) {
             Some(node) => {
                 node.handle(bytes, from, self.now, &mut self.out);
@@ -206,6 +242,25 @@ impl Network {
     /// Runs the network for `d` of virtual time.
     pub fn run_for(&mut self, d: Duration) {
         self.run_until(self.now + d);
+    }
+
+    /// Runs events until `done(self)` holds (checked before the first event and after
+    /// each one) and returns the virtual time it first held; `None`, with the clock at
+    /// `deadline`, when it did not hold by then.
+    pub fn run_until_met(
+        &mut self,
+        deadline: Instant,
+        mut done: impl FnMut(&mut Network) -> bool,
+    ) -> Option<Instant> {
+        loop {
+            if done(self) {
+                return Some(self.now);
+            }
+            if !self.step(deadline) {
+                self.now = self.now.max(deadline);
+                return done(self).then_some(self.now);
+            }
+        }
     }
 }
 
@@ -268,5 +323,55 @@ mod tests {
         assert!(net.take_inbox(c).is_empty());
         assert_eq!(net.counts().1, 1);
         let _: &mut Echo = net.engine(e);
+    }
+
+    #[test]
+    fn hops_are_recorded_engine_to_engine_and_conditions_stop_the_run() {
+        let t0 = Instant::now();
+        let e1: SocketAddr = "10.0.0.1:1".parse().unwrap();
+        let e2: SocketAddr = "10.0.0.2:1".parse().unwrap();
+        let mut net = Network::new(t0, Duration::from_millis(10));
+        let ticks_at = |n: u64| t0 + Duration::from_secs(n);
+        net.add(
+            e1,
+            Echo {
+                peer: e2,
+                next: ticks_at(1),
+            },
+        );
+        net.add(
+            e2,
+            Echo {
+                peer: e1,
+                next: ticks_at(100),
+            },
+        );
+        assert!(
+            net.take_hops().is_empty(),
+            "nothing kept before record(true)"
+        );
+        net.record(true);
+        // e1 ticks at 1 s, e2 echoes it back, e1 echoes that... a ping-pong every 10 ms.
+        let hops = std::rc::Rc::new(std::cell::Cell::new(0));
+        let seen = hops.clone();
+        let met = net.run_until_met(ticks_at(2), move |n| {
+            seen.set(seen.get() + n.take_hops().len());
+            seen.get() >= 3
+        });
+        assert_eq!(met, Some(t0 + Duration::from_millis(1030)), "third hop");
+        assert_eq!(hops.get(), 3);
+        net.run_for(Duration::from_millis(20));
+        let h = net.take_hops();
+        assert_eq!(h.len(), 2);
+        assert_eq!(
+            (h[0].from, h[0].to, h[0].payload.as_slice()),
+            (e2, e1, &b"tick"[..])
+        );
+        assert_eq!(h[1].at, t0 + Duration::from_millis(1050));
+        // A condition that never holds: the clock ends at the deadline.
+        net.record(false);
+        assert_eq!(net.run_until_met(ticks_at(3), |_| false), None);
+        assert_eq!(net.now(), ticks_at(3));
+        assert!(net.take_hops().is_empty(), "recording stopped");
     }
 }
