@@ -4,23 +4,17 @@
 //! command lives in its own module, each part in its own module, and every part is
 //! started and stopped through [`lifecycle`].
 
-mod admin_client;
 mod args;
+mod commands;
 mod config;
-mod dns_server;
-mod fg_cmd;
 mod fgms_conf;
-mod http;
 mod lifecycle;
 mod load;
-mod master_server;
-mod query_cmd;
-mod relay_server;
-mod serve_cmd;
-mod sim_cmd;
+mod parts;
 mod udp_worker;
 
 use clap::{Parser, Subcommand};
+use commands::{fg, master_admin, query, serve, sim};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,24 +38,24 @@ enum Command {
         config: Option<PathBuf>,
     },
     /// Run the FlightGear relay (a drop-in for fgms).
-    Relay(serve_cmd::RelayArgs),
+    Relay(serve::RelayArgs),
     /// Run the Xash3D master server (UDP, IPv4 and IPv6, plus the HTTP server list).
-    Master(serve_cmd::MasterArgs),
+    Master(serve::MasterArgs),
     /// Run the directory: probe relays, serve the zone (SRV/TXT/NAPTR) or push it (RFC 2136).
-    Dns(serve_cmd::DnsArgs),
+    Dns(serve::DnsArgs),
     /// Run simulated Xash3D servers registered with masters (for tests, demos and load).
-    Sim(sim_cmd::SimArgs),
+    Sim(sim::SimArgs),
     /// Send an authenticated admin command (ban, unban, list) to a master.
-    MasterAdmin(admin_client::AdminArgs),
+    MasterAdmin(master_admin::AdminArgs),
     /// Query game servers and masters (info, players, rules, ping, connect, master scans).
     #[command(subcommand)]
-    Query(query_cmd::QueryCommand),
+    Query(query::QueryCommand),
     /// Generate load against a server and measure it.
     #[command(subcommand)]
     Load(load::LoadCommand),
     /// FlightGear discovery: relays (SRV/TXT) and TerraSync servers (NAPTR), as FlightGear resolves them.
     #[command(subcommand)]
-    Fg(fg_cmd::FgCommand),
+    Fg(fg::FgCommand),
 }
 
 fn init_logging(verbose: u8) {
@@ -94,17 +88,17 @@ fn main() -> ExitCode {
     };
     let result = rt.block_on(async move {
         match cli.command {
-            Command::Up { config } => serve_cmd::run_up(config).await,
-            Command::Relay(args) => serve_cmd::run_relay(args).await,
-            Command::Master(args) => serve_cmd::run_master(args).await,
-            Command::Dns(args) => serve_cmd::run_dns(args).await,
-            Command::Sim(args) => sim_cmd::run(args).await,
+            Command::Up { config } => serve::run_up(config).await,
+            Command::Relay(args) => serve::run_relay(args).await,
+            Command::Master(args) => serve::run_master(args).await,
+            Command::Dns(args) => serve::run_dns(args).await,
+            Command::Sim(args) => sim::run(args).await,
             Command::MasterAdmin(args) => {
-                tokio::task::spawn_blocking(move || admin_client::run(args)).await?
+                tokio::task::spawn_blocking(move || master_admin::run(args)).await?
             }
             Command::Load(cmd) => load::run(cmd).await,
-            Command::Query(cmd) => query_cmd::run(cmd).await,
-            Command::Fg(cmd) => fg_cmd::run(cmd).await,
+            Command::Query(cmd) => query::run(cmd).await,
+            Command::Fg(cmd) => fg::run(cmd).await,
         }
     });
     match result {

@@ -4,12 +4,12 @@
 //! or until a part fails, then stops everything through the same supervisor.
 
 use crate::config;
-use crate::dns_server::DnsServer;
-use crate::http::{HttpServer, Sources};
 use crate::lifecycle::{Signal, Signals, Supervisor};
-use crate::master_server::MasterServer;
-use crate::relay_server::RelayServer;
-use crate::sim_cmd::{Fleet, FleetSpec};
+use crate::parts::dns::DnsServer;
+use crate::parts::http::{HttpServer, Sources};
+use crate::parts::master::MasterServer;
+use crate::parts::relay::RelayServer;
+use crate::parts::sim::{Fleet, FleetSpec};
 use crate::udp_worker::Workers;
 use anyhow::{Context, Result};
 use clap::Args;

@@ -1,0 +1,8 @@
+//! The commands of the `lobby` binary, one module each (the serving commands `up`,
+//! `relay`, `master` and `dns` share `serve`).
+
+pub mod fg;
+pub mod master_admin;
+pub mod query;
+pub mod serve;
+pub mod sim;

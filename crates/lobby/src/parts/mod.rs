@@ -1,0 +1,9 @@
+//! The parts a process runs, one module each. Every part binds its listeners,
+//! prints its `listening` lines and runs its threads and tasks under the
+//! [`crate::lifecycle::Supervisor`] it is given.
+
+pub mod dns;
+pub mod http;
+pub mod master;
+pub mod relay;
+pub mod sim;
