@@ -3,7 +3,10 @@
 //! byte-identical; where a value is random or configuration-dependent, both sides
 //! are decoded with the xash crate and every other field is compared.
 
-use sim::{Config, Outbox, Server};
+mod common;
+
+use common::{sent, Sent};
+use sim::{Config, Server};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use xash::a2s;
@@ -11,23 +14,6 @@ use xash::handshake::ChallengeResponse;
 use xash::info::InfoString;
 use xash::master::{ChallengeReply, Heartbeat, ServerInfo, Shutdown};
 use xash::text::{Ack, InfoReply};
-
-/// One datagram the server queued, copied out of its outbox.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Sent {
-    to: SocketAddr,
-    payload: Vec<u8>,
-}
-
-/// Runs `f` on a fresh outbox and returns what it queued.
-fn sent(f: impl FnOnce(&mut Outbox)) -> Vec<Sent> {
-    let mut o = Outbox::new();
-    f(&mut o);
-    o.drain_owned()
-        .into_iter()
-        .map(|(to, payload)| Sent { to, payload })
-        .collect()
-}
 
 fn capture(path: &str) -> Vec<u8> {
     let p = format!(

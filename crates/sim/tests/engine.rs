@@ -1,7 +1,10 @@
 //! The simulated server driven directly: no sockets, time passed in.
 
 use proptest::prelude::*;
-use sim::{Config, FleetSpec, OccupantKind, Outbox, Player, Server};
+mod common;
+
+use common::{sent, Sent};
+use sim::{Config, FleetSpec, OccupantKind, Player, Server};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use xash::a2s::{self, InfoRequest, PlayersReply, PlayersRequest, RulesReply, RulesRequest};
@@ -13,23 +16,6 @@ use xash::info::InfoString;
 use xash::master::{ChallengeReply, Heartbeat, NatConnect, ServerAdd, ServerInfo, ServerType};
 use xash::split::{Fragment, Reassembler, ReassemblyLimits, SplitForm};
 use xash::text::InfoReply;
-
-/// One datagram the server queued, copied out of its outbox.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Sent {
-    to: SocketAddr,
-    payload: Vec<u8>,
-}
-
-/// Runs `f` on a fresh outbox and returns what it queued.
-fn sent(f: impl FnOnce(&mut Outbox)) -> Vec<Sent> {
-    let mut o = Outbox::new();
-    f(&mut o);
-    o.drain_owned()
-        .into_iter()
-        .map(|(to, payload)| Sent { to, payload })
-        .collect()
-}
 
 const M1: &str = "127.0.0.1:27010";
 const M2: &str = "127.0.0.2:27010";
