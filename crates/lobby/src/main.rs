@@ -11,7 +11,7 @@ mod fg_cmd;
 mod fgms_conf;
 mod http;
 mod lifecycle;
-mod load;
+mod load_cmd;
 mod master_server;
 mod query_cmd;
 mod relay_server;
@@ -57,7 +57,7 @@ enum Command {
     Query(query_cmd::QueryCommand),
     /// Generate load against a server and measure it.
     #[command(subcommand)]
-    Load(load::LoadCommand),
+    Load(load_cmd::LoadCommand),
     /// FlightGear discovery: relays (SRV/TXT) and TerraSync servers (NAPTR), as FlightGear resolves them.
     #[command(subcommand)]
     Fg(fg_cmd::FgCommand),
@@ -101,7 +101,7 @@ fn main() -> ExitCode {
             Command::MasterAdmin(args) => {
                 tokio::task::spawn_blocking(move || admin_client::run(args)).await?
             }
-            Command::Load(cmd) => load::run(cmd).await,
+            Command::Load(cmd) => load_cmd::run(cmd).await,
             Command::Query(cmd) => query_cmd::run(cmd).await,
             Command::Fg(cmd) => fg_cmd::run(cmd).await,
         }

@@ -60,17 +60,27 @@ struct Counters {
     failed: AtomicU64,
 }
 
+/// What a reflector did over its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// Datagrams received.
+    pub received: u64,
+    /// Datagrams sent (fan-out copies).
+    pub sent: u64,
+    /// Copies whose send failed.
+    pub failed: u64,
+}
+
 /// A running reflector.
 pub struct Reflector {
-    /// Bound address.
-    pub addr: SocketAddr,
+    addr: SocketAddr,
     stop: Arc<Wake>,
     threads: Vec<JoinHandle<()>>,
     counters: Arc<Counters>,
 }
 
 impl Reflector {
-    /// Binds and starts the threads.
+    /// Checks the flags, binds and starts the threads.
     pub fn start(args: &ReflectorArgs) -> Result<Reflector> {
         if !(args.expiry.is_finite() && args.expiry > 0.0 && args.expiry <= 86_400.0) {
             anyhow::bail!("--expiry must be above 0 and at most 86400 seconds");
@@ -108,18 +118,23 @@ impl Reflector {
         })
     }
 
-    /// Stops the threads, waits for them, and returns (received, sent, failed).
-    pub fn shutdown(self) -> (u64, u64, u64) {
+    /// The bound address (every thread's socket shares it).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops the threads, waits for them, and returns what they did.
+    pub fn shutdown(self) -> Totals {
         self.stop.raise();
         for t in self.threads {
             let _ = t.join();
         }
         let c = &self.counters;
-        (
-            c.received.load(Relaxed),
-            c.sent.load(Relaxed),
-            c.failed.load(Relaxed),
-        )
+        Totals {
+            received: c.received.load(Relaxed),
+            sent: c.sent.load(Relaxed),
+            failed: c.failed.load(Relaxed),
+        }
     }
 }
 
@@ -253,17 +268,6 @@ fn serve(
     }
 }
 
-/// Runs `lobby load reflector` until Ctrl-C or SIGTERM.
-pub async fn run(args: ReflectorArgs) -> Result<std::process::ExitCode> {
-    let mut signals = crate::lifecycle::Signals::install()?;
-    let r = Reflector::start(&args)?;
-    crate::lifecycle::listening("reflector", "udp", r.addr);
-    signals.next_stop().await;
-    let (received, sent, failed) = tokio::task::spawn_blocking(move || r.shutdown()).await?;
-    eprintln!("reflector: received {received}, sent {sent}, failed sends {failed}");
-    Ok(std::process::ExitCode::SUCCESS)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,7 +286,7 @@ mod tests {
                 .collect::<std::io::Result<_>>()?;
             for p in &peers {
                 p.set_read_timeout(Some(Duration::from_millis(500)))?;
-                p.send_to(b"hi", r.addr)?;
+                p.send_to(b"hi", r.addr())?;
                 // Let the member list settle (with two threads, another thread may hold it).
                 std::thread::sleep(Duration::from_millis(30));
             }
@@ -292,18 +296,18 @@ mod tests {
             for p in &peers {
                 while p.recv_from(&mut buf).is_ok() {}
             }
-            peers[0].send_to(b"one", r.addr)?;
+            peers[0].send_to(b"one", r.addr())?;
             for p in &peers[1..] {
                 let (n, from) = p.recv_from(&mut buf)?;
-                assert_eq!((&buf[..n], from), (&b"one"[..], r.addr));
+                assert_eq!((&buf[..n], from), (&b"one"[..], r.addr()));
             }
             assert!(
                 peers[0].recv_from(&mut buf).is_err(),
                 "no echo to the sender"
             );
-            let (received, sent, failed) = r.shutdown();
-            assert_eq!((received, failed), (4, 0));
-            assert_eq!(sent, 3 + 2); // greetings: 0 + 1 + 2; "one": 2
+            let t = r.shutdown();
+            assert_eq!((t.received, t.failed), (4, 0));
+            assert_eq!(t.sent, 3 + 2); // greetings: 0 + 1 + 2; "one": 2
         }
         Ok(())
     }

@@ -2,8 +2,8 @@
 //! handshake from many loopback source addresses, then scans at a fixed rate and
 //! measures answered scans, full-list correctness, latency and the master's CPU.
 
-use super::histogram::Histogram;
-use super::procstat;
+use crate::histogram::Histogram;
+use crate::procstat;
 use anyhow::{bail, Context, Result};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -105,7 +105,9 @@ struct Outstanding {
     hash: u64,
 }
 
-/// Runs the load.
+/// Runs `lobby load master`: registers, scans, prints the table or the JSON object on
+/// standard output, and returns the exit status (0 when scans were answered, 1 when
+/// none was).
 pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
     let positive = |v: f64| v.is_finite() && v > 0.0;
     if a.per_source == 0 || a.clients == 0 || !positive(a.scans_per_sec) || !positive(a.seconds) {

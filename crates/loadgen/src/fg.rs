@@ -13,10 +13,10 @@
 //! window ends. Sends and time are both bounded: at most pilots × hz × (warmup +
 //! seconds) datagrams, and a sender that falls behind stops at the window's end.
 
-use super::histogram::Histogram;
-use super::layout::{fanout, place, receives, Layout};
-use super::packet::{callsign, read_stamp, Datagram};
-use super::procstat;
+use crate::histogram::Histogram;
+use crate::layout::{fanout, place, receives, Layout};
+use crate::packet::{callsign, read_stamp, Datagram};
+use crate::procstat;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
@@ -606,7 +606,10 @@ fn receiver(
     Ok(r)
 }
 
-/// Runs `lobby load fg` (blocking).
+/// Runs `lobby load fg` (blocking): measures, prints the table or the JSON object
+/// on standard output, and returns the exit status (0 when the run completed, 1 when
+/// the target never sent anything back). Raising `stop` ends the run early; the
+/// report then says `interrupted`.
 pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
     validate(&args)?;
     let target = resolve_target(&args.target)?;

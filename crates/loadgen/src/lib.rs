@@ -1,0 +1,24 @@
+//! Load generators that measure whole servers, and the bare UDP ceilings they are
+//! compared with. The `lobby load` commands are thin wrappers around this crate.
+//!
+//! * [`fg`]: simulated FlightGear pilots against a relay (delivery, latency, CPU).
+//! * [`master`]: simulated Xash3D servers registered with a master, then scans.
+//! * [`reflector`]: a bare UDP fan-out server, the ceiling a relay is compared with.
+//! * [`echo`]: a bare UDP echo answering with N datagrams, the ceiling for a master.
+//!
+//! The crate installs no signal handlers and prints no `listening` lines: the caller
+//! owns the process. Long runs take a [`udp::Wake`] to stop early; the servers
+//! ([`reflector::Reflector`], [`echo::Echo`]) start, report their bound address and
+//! run until [`reflector::Reflector::shutdown`] / [`echo::Echo::shutdown`].
+
+pub mod echo;
+pub mod fg;
+mod histogram;
+mod layout;
+pub mod master;
+mod packet;
+mod procstat;
+pub mod reflector;
+
+pub use histogram::Histogram;
+pub use layout::Layout;
