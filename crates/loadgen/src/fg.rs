@@ -298,27 +298,6 @@ fn resolve_target(s: &str) -> Result<SocketAddr> {
         .with_context(|| format!("target {s:?} resolves to no address"))
 }
 
-/// Raises the soft open-file limit to the hard limit; returns the new soft limit.
-pub fn raise_nofile() -> u64 {
-    // SAFETY: getrlimit/setrlimit only read/write the struct we pass.
-    unsafe {
-        let mut r: libc::rlimit = std::mem::zeroed();
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
-            return 1024;
-        }
-        if r.rlim_cur < r.rlim_max {
-            let want = libc::rlimit {
-                rlim_cur: r.rlim_max,
-                rlim_max: r.rlim_max,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &want) == 0 {
-                return want.rlim_cur;
-            }
-        }
-        r.rlim_cur
-    }
-}
-
 fn open_sockets(n: usize, bind: IpAddr, target: SocketAddr) -> Result<Vec<UdpSocket>> {
     // Room for bursts without letting 10,000 sockets pin gigabytes: 512 MB shared, 256 KB-2 MB each.
     let rcvbuf = ((512usize << 20) / n.max(1)).clamp(256 << 10, 2 << 20);
@@ -625,7 +604,7 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
         bail!("--bind {bind} and target {target} are of different address families");
     }
     let n = args.pilots as usize;
-    let limit = raise_nofile();
+    let limit = crate::limits::raise_nofile();
     if (n as u64) + 64 > limit {
         bail!("{n} pilots need {} open files; the limit is {limit} (raise the hard limit, ulimit -Hn)", n + 64);
     }

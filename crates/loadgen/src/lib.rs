@@ -15,6 +15,7 @@ pub mod echo;
 pub mod fg;
 mod histogram;
 mod layout;
+mod limits;
 pub mod master;
 mod packet;
 mod procstat;
@@ -22,3 +23,9 @@ pub mod reflector;
 
 pub use histogram::Histogram;
 pub use layout::Layout;
+
+/// Locks, ignoring poison: a thread that panicked while holding one of these tables
+/// (members, outstanding scans) leaves it consistent, and the run goes on.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

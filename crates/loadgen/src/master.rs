@@ -116,7 +116,7 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
     if !a.target.ip().is_loopback() {
         bail!("--target must be a loopback address: this tool sends from 127.0.0.0/8");
     }
-    raise_fd_limit();
+    crate::limits::raise_nofile();
     // 1. Registration, at most 256 handshakes in flight.
     let info = "\\players\\3\\max\\16\\bots\\0\\gamedir\\valve\\map\\crossfire\\type\\d\\password\\1\\os\\w\\secure\\0\\lan\\0\\version\\0.21\\region\\255\\product\\valve\\nat\\0".to_string();
     let reg_start = Instant::now();
@@ -176,7 +176,7 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
                 // Every 16th scan is decoded and checked address by address; the others
                 // are counted from the page length so the generator keeps up.
                 let verify = key.is_multiple_of(16);
-                let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
+                let mut o = crate::lock(&out);
                 let Some(st) = o.get_mut(&key) else { continue };
                 st.last = Some(now);
                 if verify {
@@ -220,18 +220,15 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
             }
             .encode(&mut req);
             let t = Instant::now();
-            outstanding
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(
-                    key,
-                    Outstanding {
-                        sent: t,
-                        last: None,
-                        servers: 0,
-                        hash: 0,
-                    },
-                );
+            crate::lock(&outstanding).insert(
+                key,
+                Outstanding {
+                    sent: t,
+                    last: None,
+                    servers: 0,
+                    hash: 0,
+                },
+            );
             let s = &sockets[sent as usize % sockets.len()];
             let _ = s.send_to(&req, a.target).await;
             busy += t.elapsed();
@@ -253,11 +250,7 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
     let mut hist = Histogram::new();
     let (mut answered, mut correct, mut listed) = (0u64, 0u64, 0usize);
     let (mut checked, mut wrong) = (0u64, 0u64);
-    for st in outstanding
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .values()
-    {
+    for st in crate::lock(&outstanding).values() {
         if let Some(last) = st.last {
             answered += 1;
             listed = listed.max(st.servers);
@@ -330,19 +323,4 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
-}
-
-/// Raises the open-file limit to the hard limit (thousands of server sockets).
-fn raise_fd_limit() {
-    // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
-    unsafe {
-        let mut r = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) == 0 && r.rlim_cur < r.rlim_max {
-            r.rlim_cur = r.rlim_max;
-            let _ = libc::setrlimit(libc::RLIMIT_NOFILE, &r);
-        }
-    }
 }

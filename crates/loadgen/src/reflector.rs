@@ -47,12 +47,6 @@ struct Members {
     generation: AtomicU64,
 }
 
-impl Members {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<SocketAddr>> {
-        self.list.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 #[derive(Default)]
 struct Counters {
     received: AtomicU64,
@@ -151,7 +145,7 @@ impl View {
     fn refresh(&mut self, members: &Members) {
         let gen = members.generation.load(Relaxed);
         if gen != self.generation {
-            let snapshot = members.lock().clone();
+            let snapshot = crate::lock(&members.list).clone();
             self.generation = gen;
             self.index = snapshot.iter().enumerate().map(|(i, a)| (*a, i)).collect();
             self.list = Destinations::new(&snapshot);
@@ -215,7 +209,7 @@ fn sweep(
         for a in &gone {
             heard.remove(a);
         }
-        members.lock().retain(|a| !gone.contains(a));
+        crate::lock(&members.list).retain(|a| !gone.contains(a));
         members.generation.fetch_add(1, Relaxed);
     }
 }
@@ -249,7 +243,7 @@ fn serve(
         // Learn new sources first, so the member list is current for this batch.
         let fresh = note_sources(&rb, now, &mut heard);
         if !fresh.is_empty() {
-            members.lock().extend(fresh);
+            crate::lock(&members.list).extend(fresh);
             members.generation.fetch_add(1, Relaxed);
         }
         if now >= next_sweep {
