@@ -15,6 +15,14 @@ use tokio::net::UdpSocket;
 use xash::info::InfoString;
 use xash::master::{ChallengeReply, ScanRequest, ServerListPage};
 
+/// The info string every simulated server registers with.
+const SERVER_INFO: &str = "\\players\\3\\max\\16\\bots\\0\\gamedir\\valve\\map\\crossfire\\type\\d\\password\\1\\os\\w\\secure\\0\\lan\\0\\version\\0.21\\region\\255\\product\\valve\\nat\\0";
+/// Registration handshakes in flight at once.
+const REGISTER_CONCURRENCY: usize = 256;
+/// Every this-many-th scan is decoded and checked address by address; the others
+/// are counted from the page length so the generator keeps up.
+const VERIFY_EVERY: u32 = 16;
+
 /// Flags of `lobby load master`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct MasterLoadArgs {
@@ -47,6 +55,7 @@ pub struct MasterLoadArgs {
     pub json: bool,
 }
 
+/// The `i`-th loopback source address in 127.`base`.0.0/16.
 fn source_ip(i: usize, base: u8) -> IpAddr {
     // 127.<base>.x.y, skipping .0 and .255 host parts.
     let n = i as u32;
@@ -58,6 +67,7 @@ fn source_ip(i: usize, base: u8) -> IpAddr {
     ))
 }
 
+/// One address's share of a list's order-independent checksum (the wrapping sum).
 fn hash_addr(a: &SocketAddr) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -65,7 +75,8 @@ fn hash_addr(a: &SocketAddr) -> u64 {
     h.finish()
 }
 
-async fn register_one(target: SocketAddr, ip: IpAddr, info: String) -> Result<SocketAddr> {
+/// Registers one server from a fresh socket on `ip`: heartbeat, challenge, info.
+async fn register_one(target: SocketAddr, ip: IpAddr, info: &str) -> Result<SocketAddr> {
     let sock = UdpSocket::bind(SocketAddr::new(ip, 0))
         .await
         .with_context(|| format!("bind {ip}"))?;
@@ -98,17 +109,46 @@ async fn register_one(target: SocketAddr, ip: IpAddr, info: String) -> Result<So
     bail!("{me}: no challenge from {target}")
 }
 
+/// A scan sent, and what came back for it.
 struct Outstanding {
     sent: Instant,
+    /// When its last page arrived.
     last: Option<Instant>,
     servers: usize,
+    /// Checksum of the listed addresses (verified scans only).
     hash: u64,
 }
+
+/// The scans in flight, by the key their filter carries.
+type Scans = Mutex<HashMap<u32, Outstanding>>;
 
 /// Runs `lobby load master`: registers, scans, prints the table or the JSON object on
 /// standard output, and returns the exit status (0 when scans were answered, 1 when
 /// none was).
 pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
+    validate(&a)?;
+    crate::limits::raise_nofile();
+    let reg = register_all(&a).await?;
+    // Let the last infos land before scanning.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let scans = scan(&a).await?;
+    let tally = Tally::of(&crate::lock(&scans.outstanding), &reg);
+    if a.json {
+        println!("{}", json_report(&a, &reg, &scans, &tally));
+    } else {
+        print_table(&a, &reg, &scans, &tally);
+    }
+    if (scans.sent as f64) < a.scans_per_sec * a.seconds * 0.99 {
+        eprintln!("warning: the generator sent fewer scans than requested; the figures are limited by the generator");
+    }
+    Ok(if tally.answered == 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn validate(a: &MasterLoadArgs) -> Result<()> {
     let positive = |v: f64| v.is_finite() && v > 0.0;
     if a.per_source == 0 || a.clients == 0 || !positive(a.scans_per_sec) || !positive(a.seconds) {
         bail!("--per-source, --clients, --scans-per-sec and --seconds must be positive");
@@ -116,87 +156,126 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
     if !a.target.ip().is_loopback() {
         bail!("--target must be a loopback address: this tool sends from 127.0.0.0/8");
     }
-    crate::limits::raise_nofile();
-    // 1. Registration, at most 256 handshakes in flight.
-    let info = "\\players\\3\\max\\16\\bots\\0\\gamedir\\valve\\map\\crossfire\\type\\d\\password\\1\\os\\w\\secure\\0\\lan\\0\\version\\0.21\\region\\255\\product\\valve\\nat\\0".to_string();
-    let reg_start = Instant::now();
-    let sem = Arc::new(tokio::sync::Semaphore::new(256));
+    Ok(())
+}
+
+/// The servers registered.
+struct Registration {
+    addrs: Vec<SocketAddr>,
+    failures: usize,
+    secs: f64,
+}
+
+impl Registration {
+    /// The checksum a full list of the registered servers has.
+    fn hash(&self) -> u64 {
+        self.addrs
+            .iter()
+            .map(hash_addr)
+            .fold(0u64, u64::wrapping_add)
+    }
+}
+
+/// Registers `--servers` servers, `--per-source` per source address, at most
+/// [`REGISTER_CONCURRENCY`] handshakes in flight.
+async fn register_all(a: &MasterLoadArgs) -> Result<Registration> {
+    let start = Instant::now();
+    let sem = Arc::new(tokio::sync::Semaphore::new(REGISTER_CONCURRENCY));
     let mut tasks = Vec::with_capacity(a.servers);
     for i in 0..a.servers {
         let permit = sem.clone().acquire_owned().await?;
         let ip = source_ip(i / a.per_source, 10);
-        let info = info.clone();
         let target = a.target;
         tasks.push(tokio::spawn(async move {
-            let r = register_one(target, ip, info).await;
+            let r = register_one(target, ip, SERVER_INFO).await;
             drop(permit);
             r
         }));
     }
-    let mut registered = Vec::with_capacity(a.servers);
+    let mut addrs = Vec::with_capacity(a.servers);
     let mut failures = 0;
     for t in tasks {
         match t.await? {
-            Ok(addr) => registered.push(addr),
+            Ok(addr) => addrs.push(addr),
             Err(_) => failures += 1,
         }
     }
-    let reg_secs = reg_start.elapsed().as_secs_f64();
-    let expect_hash = registered
-        .iter()
-        .map(hash_addr)
-        .fold(0u64, u64::wrapping_add);
-    let expect_n = registered.len();
-    // Let the last infos land before scanning.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    Ok(Registration {
+        addrs,
+        failures,
+        secs: start.elapsed().as_secs_f64(),
+    })
+}
 
-    // 2. Scans at a fixed rate from `clients` sockets.
-    let outstanding: Arc<Mutex<HashMap<u32, Outstanding>>> = Arc::new(Mutex::new(HashMap::new()));
+/// What the scan phase sent and received.
+struct ScanRun {
+    outstanding: Arc<Scans>,
+    sent: u64,
+    /// Time spent encoding and sending.
+    busy: Duration,
+    /// Wall time of the sending.
+    send_secs: f64,
+    pages: u64,
+    master_cpu: Option<f64>,
+}
+
+impl ScanRun {
+    fn achieved_per_sec(&self) -> f64 {
+        self.sent as f64 / self.send_secs
+    }
+
+    /// The generator's own ceiling: scans per second of send time.
+    fn generator_max_per_sec(&self) -> f64 {
+        if self.busy.as_secs_f64() > 0.0 {
+            self.sent as f64 / self.busy.as_secs_f64()
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Scans at `--scans-per-sec` for `--seconds` from `--clients` sockets, then waits
+/// `--scan-timeout` for the last pages; the master's CPU is read around it.
+async fn scan(a: &MasterLoadArgs) -> Result<ScanRun> {
+    let outstanding: Arc<Scans> = Arc::default();
     let pages = Arc::new(AtomicU64::new(0));
     let mut sockets = Vec::new();
     for c in 0..a.clients {
         let s = Arc::new(UdpSocket::bind(SocketAddr::new(source_ip(c, 20), 0)).await?);
         sockets.push(s);
     }
-    let mut receivers = Vec::new();
-    for s in &sockets {
-        let (s, out, pages) = (s.clone(), outstanding.clone(), pages.clone());
-        receivers.push(tokio::spawn(async move {
-            let mut buf = vec![0u8; 65536];
-            while let Ok((n, _)) = s.recv_from(&mut buf).await {
-                let now = Instant::now();
-                pages.fetch_add(1, Relaxed);
-                let page = &buf[..n];
-                // Header, 0x7F key block, records, 6-byte terminator.
-                if n < 18 || !page.starts_with(xash::master::SERVER_LIST_HEADER) || page[6] != 0x7f
-                {
-                    continue;
-                }
-                let key = u32::from_le_bytes([page[7], page[8], page[9], page[10]]);
-                // Every 16th scan is decoded and checked address by address; the others
-                // are counted from the page length so the generator keeps up.
-                let verify = key.is_multiple_of(16);
-                let mut o = crate::lock(&out);
-                let Some(st) = o.get_mut(&key) else { continue };
-                st.last = Some(now);
-                if verify {
-                    if let Ok(p) = ServerListPage::decode(page, false, true) {
-                        st.servers += p.servers.len();
-                        st.hash = p
-                            .servers
-                            .iter()
-                            .map(hash_addr)
-                            .fold(st.hash, u64::wrapping_add);
-                    }
-                } else {
-                    st.servers += (n - 18) / 6;
-                }
-            }
-        }));
-    }
+    let receivers: Vec<_> = sockets
+        .iter()
+        .map(|s| tokio::spawn(receive_pages(s.clone(), outstanding.clone(), pages.clone())))
+        .collect();
     let cpu0 = a.target_pid.map(procstat::process_cpu_s).transpose()?;
-    let total = (a.scans_per_sec * a.seconds).round() as u64;
     let start = Instant::now();
+    let (sent, busy) = send_scans(a, &sockets, &outstanding, start).await?;
+    let send_secs = start.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs_f64(a.scan_timeout)).await;
+    let cpu1 = a.target_pid.map(procstat::process_cpu_s).transpose()?;
+    for r in receivers {
+        r.abort();
+    }
+    Ok(ScanRun {
+        outstanding,
+        sent,
+        busy,
+        send_secs,
+        pages: pages.load(Relaxed),
+        master_cpu: cpu0.zip(cpu1).map(|(a, b)| b - a),
+    })
+}
+
+/// Sends the scans on schedule (bounded in count and in time); returns how many
+/// went out and the time spent sending them.
+async fn send_scans(
+    a: &MasterLoadArgs,
+    sockets: &[Arc<UdpSocket>],
+    outstanding: &Scans,
+    start: Instant,
+) -> Result<(u64, Duration)> {
+    let total = (a.scans_per_sec * a.seconds).round() as u64;
     let mut sent = 0u64;
     let mut busy = Duration::ZERO;
     let mut key: u32 = 0x1000;
@@ -208,27 +287,15 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
         let due = ((start.elapsed().as_secs_f64() * a.scans_per_sec) as u64 + 1).min(total);
         while sent < due {
             key = key.wrapping_add(1);
-            let mut f = filter.clone();
-            f.set("key", format!("{key:x}"))?;
-            let mut req = Vec::new();
-            ScanRequest {
-                region: 0xff,
-                last: None,
-                filter: f,
-                final_nul: true,
-                malformed_last: false,
-            }
-            .encode(&mut req);
+            let req = scan_request(&filter, key)?;
             let t = Instant::now();
-            crate::lock(&outstanding).insert(
-                key,
-                Outstanding {
-                    sent: t,
-                    last: None,
-                    servers: 0,
-                    hash: 0,
-                },
-            );
+            let scan = Outstanding {
+                sent: t,
+                last: None,
+                servers: 0,
+                hash: 0,
+            };
+            crate::lock(outstanding).insert(key, scan);
             let s = &sockets[sent as usize % sockets.len()];
             let _ = s.send_to(&req, a.target).await;
             busy += t.elapsed();
@@ -239,88 +306,176 @@ pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
         }
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    let send_secs = start.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_secs_f64(a.scan_timeout)).await;
-    let cpu1 = a.target_pid.map(procstat::process_cpu_s).transpose()?;
-    for r in receivers {
-        r.abort();
+    Ok((sent, busy))
+}
+
+/// A scan of every region with `filter` and the scan's `key` (the master echoes
+/// it in every page, which is how pages are matched to scans).
+fn scan_request(filter: &InfoString, key: u32) -> Result<Vec<u8>> {
+    let mut f = filter.clone();
+    f.set("key", format!("{key:x}"))?;
+    let mut req = Vec::new();
+    ScanRequest {
+        region: 0xff,
+        last: None,
+        filter: f,
+        final_nul: true,
+        malformed_last: false,
     }
-    // A scan is answered when pages came back for it; its latency runs to the last
-    // page; it is correct when the pages list exactly the registered servers.
-    let mut hist = Histogram::new();
-    let (mut answered, mut correct, mut listed) = (0u64, 0u64, 0usize);
-    let (mut checked, mut wrong) = (0u64, 0u64);
-    for st in crate::lock(&outstanding).values() {
-        if let Some(last) = st.last {
-            answered += 1;
-            listed = listed.max(st.servers);
+    .encode(&mut req);
+    Ok(req)
+}
+
+/// One client socket's receive loop: credits every page to its scan.
+async fn receive_pages(sock: Arc<UdpSocket>, outstanding: Arc<Scans>, pages: Arc<AtomicU64>) {
+    let mut buf = vec![0u8; 65536];
+    while let Ok((n, _)) = sock.recv_from(&mut buf).await {
+        let now = Instant::now();
+        pages.fetch_add(1, Relaxed);
+        note_page(&buf[..n], now, &outstanding);
+    }
+}
+
+/// Credits one server-list page, arrived at `now`, to the scan whose key it carries.
+fn note_page(page: &[u8], now: Instant, outstanding: &Scans) {
+    let n = page.len();
+    // Header, 0x7F key block, records, 6-byte terminator.
+    if n < 18 || !page.starts_with(xash::master::SERVER_LIST_HEADER) || page[6] != 0x7f {
+        return;
+    }
+    let key = u32::from_le_bytes([page[7], page[8], page[9], page[10]]);
+    let verify = key.is_multiple_of(VERIFY_EVERY);
+    let mut o = crate::lock(outstanding);
+    let Some(st) = o.get_mut(&key) else { return };
+    st.last = Some(now);
+    if verify {
+        if let Ok(p) = ServerListPage::decode(page, false, true) {
+            st.servers += p.servers.len();
+            st.hash = p
+                .servers
+                .iter()
+                .map(hash_addr)
+                .fold(st.hash, u64::wrapping_add);
+        }
+    } else {
+        st.servers += (n - 18) / 6;
+    }
+}
+
+/// The scans' outcome. A scan is answered when pages came back for it; its latency
+/// runs to the last page; it is correct when the pages list exactly the registered
+/// servers.
+#[derive(Default)]
+struct Tally {
+    hist: Histogram,
+    answered: u64,
+    correct: u64,
+    /// Most servers one scan listed.
+    listed: usize,
+    /// Scans decoded and checked address by address.
+    checked: u64,
+    /// Checked scans whose list was not exactly the registered servers.
+    wrong: u64,
+}
+
+impl Tally {
+    fn of(scans: &HashMap<u32, Outstanding>, reg: &Registration) -> Tally {
+        let (expect_n, expect_hash) = (reg.addrs.len(), reg.hash());
+        let mut t = Tally::default();
+        for st in scans.values() {
+            let Some(last) = st.last else { continue };
+            t.answered += 1;
+            t.listed = t.listed.max(st.servers);
             let verified = st.hash != 0 || expect_n == 0;
             if st.servers == expect_n && (!verified || st.hash == expect_hash) {
-                correct += 1;
+                t.correct += 1;
             }
             if verified {
-                checked += 1;
+                t.checked += 1;
                 if st.servers != expect_n || st.hash != expect_hash {
-                    wrong += 1;
+                    t.wrong += 1;
                 }
             }
-            hist.record(last.saturating_duration_since(st.sent).as_micros() as u64);
+            t.hist
+                .record(last.saturating_duration_since(st.sent).as_micros() as u64);
+        }
+        t
+    }
+
+    /// The master's CPU microseconds per answered scan.
+    fn cpu_us_per_scan(&self, cpu_s: f64) -> f64 {
+        if self.answered > 0 {
+            cpu_s * 1e6 / self.answered as f64
+        } else {
+            0.0
         }
     }
-    let master_cpu = cpu0.zip(cpu1).map(|(a, b)| b - a);
-    let report = serde_json::json!({
+}
+
+/// The `--json` object.
+fn json_report(
+    a: &MasterLoadArgs,
+    reg: &Registration,
+    run: &ScanRun,
+    t: &Tally,
+) -> serde_json::Value {
+    let hist = &t.hist;
+    serde_json::json!({
         "servers_requested": a.servers,
-        "servers_registered": expect_n,
-        "registration_failures": failures,
-        "registration_seconds": reg_secs,
-        "scans_sent": sent,
-        "scans_answered": answered,
-        "scans_with_full_correct_list": correct,
-        "scans_checked_address_by_address": checked,
-        "scans_with_a_wrong_list": wrong,
-        "most_servers_listed": listed,
-        "list_pages_received": pages.load(Relaxed),
+        "servers_registered": reg.addrs.len(),
+        "registration_failures": reg.failures,
+        "registration_seconds": reg.secs,
+        "scans_sent": run.sent,
+        "scans_answered": t.answered,
+        "scans_with_full_correct_list": t.correct,
+        "scans_checked_address_by_address": t.checked,
+        "scans_with_a_wrong_list": t.wrong,
+        "most_servers_listed": t.listed,
+        "list_pages_received": run.pages,
         "requested_scans_per_sec": a.scans_per_sec,
-        "achieved_scans_per_sec": sent as f64 / send_secs,
-        "generator_max_scans_per_sec": if busy.as_secs_f64() > 0.0 { sent as f64 / busy.as_secs_f64() } else { 0.0 },
+        "achieved_scans_per_sec": run.achieved_per_sec(),
+        "generator_max_scans_per_sec": run.generator_max_per_sec(),
         "latency_us": {"p50": hist.percentile(50.0), "p99": hist.percentile(99.0), "max": hist.max()},
-        "master_cpu_seconds": master_cpu,
-        "master_cpu_us_per_scan": master_cpu.map(|c| if answered > 0 { c * 1e6 / answered as f64 } else { 0.0 }),
-    });
-    if a.json {
-        println!("{report}");
-    } else {
-        println!(
-            "registered           {expect_n} of {} ({failures} failed) in {reg_secs:.2} s",
-            a.servers
-        );
-        println!("scans sent           {sent} ({:.0}/s requested, {:.0}/s achieved; generator max {:.0}/s)", a.scans_per_sec, report["achieved_scans_per_sec"].as_f64().unwrap_or(0.0), report["generator_max_scans_per_sec"].as_f64().unwrap_or(0.0));
-        println!("scans answered       {answered} ({correct} with the full list; at most {listed} servers listed)");
-        println!("checked in full      {checked} scans address by address, {wrong} wrong");
-        println!("list pages           {}", pages.load(Relaxed));
-        println!(
-            "latency              p50 {} us, p99 {} us, max {} us",
-            hist.percentile(50.0),
-            hist.percentile(99.0),
-            hist.max()
-        );
-        if let Some(c) = master_cpu {
-            println!(
-                "master CPU           {c:.3} s ({:.1} us per answered scan)",
-                if answered > 0 {
-                    c * 1e6 / answered as f64
-                } else {
-                    0.0
-                }
-            );
-        }
-    }
-    if sent as f64 * 1.0 < a.scans_per_sec * a.seconds * 0.99 {
-        eprintln!("warning: the generator sent fewer scans than requested; the figures are limited by the generator");
-    }
-    Ok(if answered == 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+        "master_cpu_seconds": run.master_cpu,
+        "master_cpu_us_per_scan": run.master_cpu.map(|c| t.cpu_us_per_scan(c)),
     })
+}
+
+/// The human-readable table.
+fn print_table(a: &MasterLoadArgs, reg: &Registration, run: &ScanRun, t: &Tally) {
+    println!(
+        "registered           {} of {} ({} failed) in {:.2} s",
+        reg.addrs.len(),
+        a.servers,
+        reg.failures,
+        reg.secs
+    );
+    println!(
+        "scans sent           {} ({:.0}/s requested, {:.0}/s achieved; generator max {:.0}/s)",
+        run.sent,
+        a.scans_per_sec,
+        run.achieved_per_sec(),
+        run.generator_max_per_sec()
+    );
+    println!(
+        "scans answered       {} ({} with the full list; at most {} servers listed)",
+        t.answered, t.correct, t.listed
+    );
+    println!(
+        "checked in full      {} scans address by address, {} wrong",
+        t.checked, t.wrong
+    );
+    println!("list pages           {}", run.pages);
+    println!(
+        "latency              p50 {} us, p99 {} us, max {} us",
+        t.hist.percentile(50.0),
+        t.hist.percentile(99.0),
+        t.hist.max()
+    );
+    if let Some(c) = run.master_cpu {
+        println!(
+            "master CPU           {c:.3} s ({:.1} us per answered scan)",
+            t.cpu_us_per_scan(c)
+        );
+    }
 }
