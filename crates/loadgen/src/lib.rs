@@ -7,9 +7,10 @@
 //! * [`echo`]: a bare UDP echo answering with N datagrams, the ceiling for a master.
 //!
 //! The crate installs no signal handlers and prints no `listening` lines: the caller
-//! owns the process. Long runs take a [`udp::Wake`] to stop early; the servers
-//! ([`reflector::Reflector`], [`echo::Echo`]) start, report their bound address and
-//! run until [`reflector::Reflector::shutdown`] / [`echo::Echo::shutdown`].
+//! owns the process. [`fg::run`] takes a [`udp::Wake`] that ends the run early (it
+//! still reports); [`master::run`] is bounded in count and time and runs to its end;
+//! the servers ([`reflector::Reflector`], [`echo::Echo`]) start, report their bound
+//! address and serve until [`reflector::Reflector::shutdown`] / [`echo::Echo::shutdown`].
 
 pub mod echo;
 pub mod fg;
