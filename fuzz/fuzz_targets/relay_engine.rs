@@ -29,12 +29,12 @@ fuzz_target!(|data: &[u8]| {
         out.clear();
         e.handle(d, from, now, &mut out);
         let valid = fgmp::RoutingInfo::parse(d).is_ok();
-        for (bytes, to) in out.iter() {
+        for t in out.iter() {
             assert!(valid, "invalid input produced output");
             if fgmp::RoutingInfo::parse(d).map(|i| i.msg_id) != Ok(fgmp::MsgId::Ping) {
-                assert_ne!(to, from, "echoed to sender");
+                assert_ne!(t.to, from, "echoed to sender");
             }
-            assert_eq!(bytes.len(), d.len());
+            assert_eq!(t.payload.len(), d.len());
         }
         e.handle_timeout(now, &mut out);
     }

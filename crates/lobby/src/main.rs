@@ -9,12 +9,11 @@ mod commands;
 mod config;
 mod fgms_conf;
 mod lifecycle;
-mod load;
 mod parts;
 mod udp_worker;
 
 use clap::{Parser, Subcommand};
-use commands::{fg, master_admin, query, serve, sim};
+use commands::{fg, load, master_admin, query, serve, sim};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

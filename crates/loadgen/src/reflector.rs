@@ -47,12 +47,6 @@ struct Members {
     generation: AtomicU64,
 }
 
-impl Members {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<SocketAddr>> {
-        self.list.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 #[derive(Default)]
 struct Counters {
     received: AtomicU64,
@@ -60,17 +54,27 @@ struct Counters {
     failed: AtomicU64,
 }
 
+/// What a reflector did over its run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Totals {
+    /// Datagrams received.
+    pub received: u64,
+    /// Datagrams sent (fan-out copies).
+    pub sent: u64,
+    /// Copies whose send failed.
+    pub failed: u64,
+}
+
 /// A running reflector.
 pub struct Reflector {
-    /// Bound address.
-    pub addr: SocketAddr,
+    addr: SocketAddr,
     stop: Arc<Wake>,
     threads: Vec<JoinHandle<()>>,
     counters: Arc<Counters>,
 }
 
 impl Reflector {
-    /// Binds and starts the threads.
+    /// Checks the flags, binds and starts the threads.
     pub fn start(args: &ReflectorArgs) -> Result<Reflector> {
         if !(args.expiry.is_finite() && args.expiry > 0.0 && args.expiry <= 86_400.0) {
             anyhow::bail!("--expiry must be above 0 and at most 86400 seconds");
@@ -108,18 +112,23 @@ impl Reflector {
         })
     }
 
-    /// Stops the threads, waits for them, and returns (received, sent, failed).
-    pub fn shutdown(self) -> (u64, u64, u64) {
+    /// The bound address (every thread's socket shares it).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops the threads, waits for them, and returns what they did.
+    pub fn shutdown(self) -> Totals {
         self.stop.raise();
         for t in self.threads {
             let _ = t.join();
         }
         let c = &self.counters;
-        (
-            c.received.load(Relaxed),
-            c.sent.load(Relaxed),
-            c.failed.load(Relaxed),
-        )
+        Totals {
+            received: c.received.load(Relaxed),
+            sent: c.sent.load(Relaxed),
+            failed: c.failed.load(Relaxed),
+        }
     }
 }
 
@@ -136,7 +145,7 @@ impl View {
     fn refresh(&mut self, members: &Members) {
         let gen = members.generation.load(Relaxed);
         if gen != self.generation {
-            let snapshot = members.lock().clone();
+            let snapshot = crate::lock(&members.list).clone();
             self.generation = gen;
             self.index = snapshot.iter().enumerate().map(|(i, a)| (*a, i)).collect();
             self.list = Destinations::new(&snapshot);
@@ -200,7 +209,7 @@ fn sweep(
         for a in &gone {
             heard.remove(a);
         }
-        members.lock().retain(|a| !gone.contains(a));
+        crate::lock(&members.list).retain(|a| !gone.contains(a));
         members.generation.fetch_add(1, Relaxed);
     }
 }
@@ -234,7 +243,7 @@ fn serve(
         // Learn new sources first, so the member list is current for this batch.
         let fresh = note_sources(&rb, now, &mut heard);
         if !fresh.is_empty() {
-            members.lock().extend(fresh);
+            crate::lock(&members.list).extend(fresh);
             members.generation.fetch_add(1, Relaxed);
         }
         if now >= next_sweep {
@@ -251,17 +260,6 @@ fn serve(
             counters.received.fetch_add(n as u64, Relaxed);
         }
     }
-}
-
-/// Runs `lobby load reflector` until Ctrl-C or SIGTERM.
-pub async fn run(args: ReflectorArgs) -> Result<std::process::ExitCode> {
-    let mut signals = crate::lifecycle::Signals::install()?;
-    let r = Reflector::start(&args)?;
-    crate::lifecycle::listening("reflector", "udp", r.addr);
-    signals.next_stop().await;
-    let (received, sent, failed) = tokio::task::spawn_blocking(move || r.shutdown()).await?;
-    eprintln!("reflector: received {received}, sent {sent}, failed sends {failed}");
-    Ok(std::process::ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
@@ -282,7 +280,7 @@ mod tests {
                 .collect::<std::io::Result<_>>()?;
             for p in &peers {
                 p.set_read_timeout(Some(Duration::from_millis(500)))?;
-                p.send_to(b"hi", r.addr)?;
+                p.send_to(b"hi", r.addr())?;
                 // Let the member list settle (with two threads, another thread may hold it).
                 std::thread::sleep(Duration::from_millis(30));
             }
@@ -292,18 +290,18 @@ mod tests {
             for p in &peers {
                 while p.recv_from(&mut buf).is_ok() {}
             }
-            peers[0].send_to(b"one", r.addr)?;
+            peers[0].send_to(b"one", r.addr())?;
             for p in &peers[1..] {
                 let (n, from) = p.recv_from(&mut buf)?;
-                assert_eq!((&buf[..n], from), (&b"one"[..], r.addr));
+                assert_eq!((&buf[..n], from), (&b"one"[..], r.addr()));
             }
             assert!(
                 peers[0].recv_from(&mut buf).is_err(),
                 "no echo to the sender"
             );
-            let (received, sent, failed) = r.shutdown();
-            assert_eq!((received, failed), (4, 0));
-            assert_eq!(sent, 3 + 2); // greetings: 0 + 1 + 2; "one": 2
+            let t = r.shutdown();
+            assert_eq!((t.received, t.failed), (4, 0));
+            assert_eq!(t.sent, 3 + 2); // greetings: 0 + 1 + 2; "one": 2
         }
         Ok(())
     }
