@@ -44,6 +44,8 @@ pub struct RecvBatch {
     with_addr: bool,
     with_ctrl: bool,
     filled: usize,
+    /// The last receive filled the batch, so more is probably queued.
+    more_queued: bool,
 }
 
 // SAFETY: the raw pointers inside point only into the batch's own heap buffers, which
@@ -71,6 +73,7 @@ impl RecvBatch {
             with_addr,
             with_ctrl,
             filled: 0,
+            more_queued: true,
         };
         let base = b.bufs.as_mut_ptr();
         for i in 0..n {
@@ -135,12 +138,14 @@ impl RecvBatch {
             return Err(e);
         }
         self.filled = (r as usize).min(self.hdrs.len());
+        self.more_queued = self.filled == self.hdrs.len();
         Ok(self.filled)
     }
 
     /// Waits for the earliest of: datagrams on `sock`, `deadline` (none = no deadline),
-    /// and `wake`. A busy socket costs one system call per batch (the non-blocking
-    /// receive finds datagrams queued); an idle one sleeps in `poll(2)`.
+    /// and `wake`. After a full batch it first receives without waiting (a busy
+    /// socket costs one system call per batch); otherwise it sleeps in `poll(2)` and
+    /// then receives (two calls per wake-up, as any readiness-based loop).
     pub fn recv_until(
         &mut self,
         sock: &impl AsRawFd,
@@ -148,12 +153,15 @@ impl RecvBatch {
         wake: &Wake,
     ) -> io::Result<Ready> {
         loop {
-            match self.recv(sock, false) {
-                Ok(n) if n > 0 => return Ok(Ready::Datagrams(n)),
-                Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+            if self.more_queued && !wake.is_raised() {
+                match self.recv(sock, false) {
+                    Ok(n) if n > 0 => return Ok(Ready::Datagrams(n)),
+                    Ok(_) => {}
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                }
+                self.more_queued = false;
             }
             let timeout_ms = match deadline {
                 None => -1,
@@ -193,7 +201,7 @@ impl RecvBatch {
             if r == 0 && deadline.is_some_and(|t| Instant::now() >= t) {
                 return Ok(Ready::Deadline);
             }
-            // Readable (or a socket error to report): receive again.
+            // Readable (or a socket error to report): receive.
             if fds[0].revents & (libc::POLLERR | libc::POLLIN) != 0 {
                 match self.recv(sock, false) {
                     Ok(n) if n > 0 => return Ok(Ready::Datagrams(n)),

@@ -19,7 +19,7 @@ use hickory_server::store::in_memory::InMemoryZoneHandler;
 use hickory_server::zone_handler::{AxfrPolicy, Catalog, ZoneHandler, ZoneType};
 use hickory_server::Server;
 use std::collections::BTreeMap;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -113,10 +113,7 @@ fn directory_config(
 
 /// An external relay's address for probing, resolved once at start.
 fn resolve_once(host: &Name, port: u16) -> Option<SocketAddr> {
-    format!("{}:{port}", host.to_string().trim_end_matches('.'))
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
+    udp::addr::resolve(host.to_string().trim_end_matches('.'), port).ok()
 }
 
 /// Builds the directory model from the configuration; `local_relay` is the
