@@ -15,17 +15,19 @@ pub struct Transmit<'a> {
     pub payload: &'a [u8],
 }
 
-#[derive(Debug)]
-enum Slot {
-    Owned(Vec<u8>),
-    Shared(Arc<[u8]>),
+/// One payload: bytes encoded here (the buffer is kept across clears), or a shared,
+/// pre-encoded buffer referenced instead.
+#[derive(Debug, Default)]
+struct Slot {
+    owned: Vec<u8>,
+    shared: Option<Arc<[u8]>>,
 }
 
 impl Slot {
     fn bytes(&self) -> &[u8] {
-        match self {
-            Slot::Owned(v) => v,
-            Slot::Shared(s) => s,
+        match &self.shared {
+            Some(s) => s,
+            None => &self.owned,
         }
     }
 }
@@ -51,32 +53,32 @@ impl Outbox {
 
     /// Forgets every payload and send, keeping the buffers.
     pub fn clear(&mut self) {
+        // Shared pages are released now, not when the slot is next reused.
+        for s in &mut self.payloads[..self.used] {
+            s.shared = None;
+        }
         self.used = 0;
         self.sends.clear();
-        // Shared pages are released now, not when the slot is next reused.
-        for s in &mut self.payloads {
-            if matches!(s, Slot::Shared(_)) {
-                *s = Slot::Owned(Vec::new());
-            }
+    }
+
+    /// The next free slot, made ready for new bytes.
+    fn next_slot(&mut self) -> &mut Slot {
+        if self.used == self.payloads.len() {
+            self.payloads.push(Slot {
+                owned: Vec::with_capacity(1500),
+                shared: None,
+            });
         }
+        self.used += 1;
+        &mut self.payloads[self.used - 1]
     }
 
     /// A payload the engine encodes in place (`write` gets an empty buffer); returns
     /// its handle.
     pub fn encode(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> PayloadId {
-        if self.used == self.payloads.len() {
-            self.payloads.push(Slot::Owned(Vec::with_capacity(1500)));
-        }
-        let slot = &mut self.payloads[self.used];
-        if let Slot::Shared(_) = slot {
-            *slot = Slot::Owned(Vec::with_capacity(1500));
-        }
-        let Slot::Owned(buf) = slot else {
-            unreachable!("the slot was made owned above")
-        };
-        buf.clear();
-        write(buf);
-        self.used += 1;
+        let slot = self.next_slot();
+        slot.owned.clear();
+        write(&mut slot.owned);
         PayloadId(self.used - 1)
     }
 
@@ -87,13 +89,7 @@ impl Outbox {
 
     /// A shared, pre-encoded payload (referenced, not copied).
     pub fn shared(&mut self, bytes: Arc<[u8]>) -> PayloadId {
-        let slot = Slot::Shared(bytes);
-        if self.used == self.payloads.len() {
-            self.payloads.push(slot);
-        } else {
-            self.payloads[self.used] = slot;
-        }
-        self.used += 1;
+        self.next_slot().shared = Some(bytes);
         PayloadId(self.used - 1)
     }
 
@@ -101,13 +97,11 @@ impl Outbox {
     /// payload is copied first.
     pub fn payload_mut(&mut self, id: PayloadId) -> &mut [u8] {
         let slot = &mut self.payloads[id.0];
-        if let Slot::Shared(s) = slot {
-            *slot = Slot::Owned(s.to_vec());
+        if let Some(s) = slot.shared.take() {
+            slot.owned.clear();
+            slot.owned.extend_from_slice(&s);
         }
-        match slot {
-            Slot::Owned(v) => v,
-            Slot::Shared(_) => unreachable!("made owned above"),
-        }
+        &mut slot.owned
     }
 
     /// Queues payload `id` for `to`.
