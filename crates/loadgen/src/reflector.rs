@@ -96,6 +96,8 @@ impl Reflector {
         let batch = args.batch as usize;
         let mut threads = Vec::new();
         for (k, s) in socks.into_iter().enumerate() {
+            let s = Arc::new(s);
+            stop.watch(s.clone());
             let (stop, members, counters) = (stop.clone(), members.clone(), counters.clone());
             threads.push(
                 std::thread::Builder::new()
@@ -233,7 +235,7 @@ fn serve(
     };
     let mut next_sweep = Instant::now() + SWEEP;
     loop {
-        let n = match rb.recv_until(sock, Some(next_sweep), stop) {
+        let n = match rb.recv_blocking_until(sock, Some(next_sweep), stop) {
             Ok(Ready::Woken) => return,
             Ok(Ready::Datagrams(n)) => n,
             // The sweep is due, or an ICMP error from an earlier send: go on.

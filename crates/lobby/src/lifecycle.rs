@@ -29,12 +29,16 @@ use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// How long shutdown waits for a task to end before it is abandoned (and logged).
+/// How long shutdown waits for the tasks to end before the rest are aborted (and logged).
 const TASK_GRACE: Duration = Duration::from_secs(5);
+/// A worker that panics again within this long of its last restart...
+const RESTART_PAUSE_AFTER: Duration = Duration::from_secs(1);
+/// ...waits this long before it runs again.
+const RESTART_PAUSE: Duration = Duration::from_millis(100);
 
 /// Prints the stable `listening <part> <proto> <addr:port>` line on standard output.
 pub fn listening(part: &str, proto: &str, addr: SocketAddr) {
@@ -147,7 +151,14 @@ pub struct Failure {
 pub struct Supervisor {
     stop: Stop,
     threads: Mutex<Vec<(String, JoinHandle<()>)>>,
-    tasks: Mutex<Vec<(String, tokio::task::JoinHandle<()>)>>,
+    /// (part, watcher, the task itself).
+    tasks: Mutex<
+        Vec<(
+            String,
+            tokio::task::JoinHandle<()>,
+            tokio::task::AbortHandle,
+        )>,
+    >,
     failures_tx: mpsc::UnboundedSender<Failure>,
     failures_rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Failure>>,
     restarts: RestartCounts,
@@ -183,21 +194,30 @@ impl Supervisor {
     }
 
     /// Runs `body` on a named thread of `part`. `body` returns when the stop signal is
-    /// raised; if it panics first, it is logged, counted and run again.
+    /// raised; if it panics first, it is logged, counted and run again (after a pause
+    /// when it panicked less than a second after its last restart, so a worker that
+    /// fails on every datagram cannot burn a core in a restart loop).
     pub fn spawn_thread(&self, part: &str, body: impl Fn() + Send + Sync + 'static) -> Result<()> {
         let (name, stop, restarts) = (part.to_string(), self.stop.clone(), self.restarts.clone());
         let handle = std::thread::Builder::new()
             .name(part.chars().take(15).collect())
-            .spawn(move || loop {
-                let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(&body)) else {
-                    return;
-                };
-                if stop.is_raised() {
-                    return;
+            .spawn(move || {
+                let mut last_restart: Option<Instant> = None;
+                loop {
+                    let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(&body)) else {
+                        return;
+                    };
+                    if stop.is_raised() {
+                        return;
+                    }
+                    let reason = panic_message(&*panic);
+                    *lock(&restarts).entry(name.clone()).or_default() += 1;
+                    tracing::error!(part = %name, %reason, "worker panicked; restarted on the same socket");
+                    if last_restart.is_some_and(|t| t.elapsed() < RESTART_PAUSE_AFTER) {
+                        std::thread::sleep(RESTART_PAUSE);
+                    }
+                    last_restart = Some(Instant::now());
                 }
-                let reason = panic_message(&*panic);
-                *lock(&restarts).entry(name.clone()).or_default() += 1;
-                tracing::error!(part = %name, %reason, "worker panicked; restarted on the same socket");
             })
             .with_context(|| format!("cannot start a thread for {part}"))?;
         lock(&self.threads).push((part.to_string(), handle));
@@ -213,6 +233,7 @@ impl Supervisor {
             self.failures_tx.clone(),
         );
         let inner = tokio::spawn(task);
+        let abort = inner.abort_handle();
         let watcher = tokio::spawn(async move {
             let reason = match inner.await {
                 Ok(Ok(())) => return,
@@ -224,7 +245,7 @@ impl Supervisor {
                 let _ = tx.send(Failure { part: name, reason });
             }
         });
-        lock(&self.tasks).push((part.to_string(), watcher));
+        lock(&self.tasks).push((part.to_string(), watcher, abort));
     }
 
     /// Resolves when a part fails in a way that stops the process.
@@ -244,11 +265,11 @@ impl Supervisor {
             tracing::warn!(?restarts, "worker restarts during this run");
         }
         let tasks = std::mem::take(&mut *lock(&self.tasks));
-        for (part, t) in tasks {
-            let abort = t.abort_handle();
-            if tokio::time::timeout(TASK_GRACE, t).await.is_err() {
+        let deadline = tokio::time::Instant::now() + TASK_GRACE;
+        for (part, watcher, task) in tasks {
+            if tokio::time::timeout_at(deadline, watcher).await.is_err() {
                 tracing::warn!(%part, "task did not stop within {TASK_GRACE:?}; abandoned");
-                abort.abort();
+                task.abort();
             }
         }
         let threads = std::mem::take(&mut *lock(&self.threads));

@@ -1,8 +1,10 @@
 //! The thin socket loop every UDP part shares (relay, master): SO_REUSEPORT worker
-//! sockets per listen address, each on its own thread. A worker sleeps until the
-//! earlier of its next datagrams and the engine's [`sansio::Engine::poll_timeout`],
-//! feeds the batch to the engine under its lock, and sends the engine's output with
-//! one `sendmmsg` outside the lock.
+//! sockets per listen address, each on its own thread. A worker blocks in `recvmmsg`
+//! until the earlier of its next datagrams and the engine's
+//! [`sansio::Engine::poll_timeout`] (one system call per batch, busy or idle; see
+//! [`udp::RecvBatch::recv_blocking_until`]), feeds the batch to the engine under its
+//! lock, and sends the engine's output with one `sendmmsg` outside the lock. The stop
+//! signal wakes it by shutting its socket down for reading.
 //!
 //! Timers: each worker re-reads the engine's deadline after every call it makes, so
 //! whichever worker changed the deadline waits for it; a worker woken for a deadline
@@ -63,6 +65,9 @@ pub fn serve<E: Engine + Send + 'static>(
     }
     let all = Arc::new(all);
     for sock in sockets {
+        // Raising the stop signal shuts the socket down for reading, which wakes a
+        // worker blocked in its receive.
+        sup.stop().wake().watch(sock.clone());
         let (engine, all, stop) = (engine.clone(), all.clone(), sup.stop().clone());
         let point = format!("{part}-udp");
         let prio = workers.realtime_priority;
@@ -92,7 +97,7 @@ fn worker<E: Engine>(
     let own_v4 = sock.local_addr().map(|a| a.is_ipv4()).unwrap_or(true);
     let mut deadline = lock(engine).poll_timeout();
     loop {
-        match rx.recv_until(sock, deadline, stop.wake()) {
+        match rx.recv_blocking_until(sock, deadline, stop.wake()) {
             Ok(Ready::Woken) => return,
             Ok(Ready::Datagrams(_)) => {
                 let now = Instant::now();

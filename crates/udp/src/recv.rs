@@ -13,11 +13,15 @@ use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Receive buffer per datagram: above FlightGear's 1200-byte limit and the Xash
 /// master's 1400-byte pages, so a truncated datagram is recognisable by its length.
 pub const SLOT_SIZE: usize = 2048;
+
+/// How late [`RecvBatch::recv_blocking_until`] may return for a deadline, so that it
+/// changes the socket's receive timeout about a hundred times a second at most.
+pub const DEADLINE_SLACK: Duration = Duration::from_millis(10);
 
 /// Control-message space per datagram, in u64 words (for one `SCM_TIMESTAMPNS`).
 const CTRL_WORDS: usize = 8;
@@ -46,6 +50,9 @@ pub struct RecvBatch {
     filled: usize,
     /// The last receive filled the batch, so more is probably queued.
     more_queued: bool,
+    /// The receive timeout last set with [`RecvBatch::recv_blocking_until`]: (socket,
+    /// timeout); `None` timeout = wait forever.
+    rcvtimeo: Option<(i32, Option<Duration>)>,
 }
 
 // SAFETY: the raw pointers inside point only into the batch's own heap buffers, which
@@ -74,6 +81,7 @@ impl RecvBatch {
             with_ctrl,
             filled: 0,
             more_queued: true,
+            rcvtimeo: None,
         };
         let base = b.bufs.as_mut_ptr();
         for i in 0..n {
@@ -109,6 +117,13 @@ impl RecvBatch {
             libc::MSG_DONTWAIT
         };
         self.filled = 0;
+        // A message that carries no datagram (a socket shut down for reading) leaves
+        // the name untouched: clear the family so no stale address is read back.
+        if self.with_addr {
+            for n in &mut self.names {
+                n.ss_family = 0;
+            }
+        }
         for h in &mut self.hdrs {
             h.msg_len = 0;
             h.msg_hdr.msg_flags = 0;
@@ -211,6 +226,94 @@ impl RecvBatch {
                 }
             }
         }
+    }
+
+    /// Like [`RecvBatch::recv_until`], but blocked in the receive itself: one system
+    /// call per batch whether the socket is busy or idle (the deadline is the socket's
+    /// receive timeout, changed only when it would make the wait overshoot the deadline
+    /// by more than [`DEADLINE_SLACK`] or end it far too early). `sock` must be given to
+    /// [`Wake::watch`] first, or raising `wake` will not interrupt the wait.
+    pub fn recv_blocking_until(
+        &mut self,
+        sock: &impl AsRawFd,
+        deadline: Option<Instant>,
+        wake: &Wake,
+    ) -> io::Result<Ready> {
+        loop {
+            if wake.is_raised() {
+                return Ok(Ready::Woken);
+            }
+            let now = Instant::now();
+            let left = match deadline {
+                Some(t) if t <= now => return Ok(Ready::Deadline),
+                Some(t) => Some(t - now),
+                None => None,
+            };
+            self.set_timeout(sock, left)?;
+            match self.recv(sock, true) {
+                // A socket shut down for reading (the wake) yields one empty message
+                // without a source address.
+                Ok(1) if self.datagram(0).is_empty() && self.addr(0).is_none() => {}
+                Ok(n) if n > 0 => return Ok(Ready::Datagrams(n)),
+                // Nothing: shut down (the wake) or a zero-length datagram; look again.
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock
+                            | io::ErrorKind::TimedOut
+                            | io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Sets SO_RCVTIMEO to `left` unless the current one is close enough.
+    fn set_timeout(&mut self, sock: &impl AsRawFd, left: Option<Duration>) -> io::Result<()> {
+        let fd = sock.as_raw_fd();
+        let keep = match (self.rcvtimeo, left) {
+            (Some((f, cur)), None) => f == fd && cur.is_none(),
+            // A wait started now may last `cur` (the timeout restarts with every call):
+            // keep it if that ends within the slack after the deadline and not long
+            // before it.
+            (Some((f, Some(cur))), Some(left)) => {
+                f == fd && cur <= left + DEADLINE_SLACK && cur * 2 >= left
+            }
+            _ => false,
+        };
+        if keep {
+            return Ok(());
+        }
+        // Round up to whole microseconds (0 would mean "forever").
+        let tv = match left {
+            None => libc::timeval {
+                tv_sec: 0,
+                tv_usec: 0,
+            },
+            Some(d) => {
+                let us = d.as_micros().max(1);
+                libc::timeval {
+                    tv_sec: (us / 1_000_000) as libc::time_t,
+                    tv_usec: (us % 1_000_000) as libc::suseconds_t,
+                }
+            }
+        };
+        // SAFETY: a timeval that lives for the call, on a socket the caller owns.
+        let r = unsafe {
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&tv as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.rcvtimeo = Some((fd, left));
+        Ok(())
     }
 
     fn recv_one(&mut self, sock: &impl AsRawFd, flags: i32) -> io::Result<usize> {
