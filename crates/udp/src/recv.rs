@@ -26,7 +26,7 @@ pub const DEADLINE_SLACK: Duration = Duration::from_millis(10);
 /// Control-message space per datagram, in u64 words (for one `SCM_TIMESTAMPNS`).
 const CTRL_WORDS: usize = 8;
 
-/// What [`RecvBatch::recv_until`] returned for.
+/// What [`RecvBatch::recv_until`] or [`RecvBatch::recv_blocking_until`] returned for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ready {
     /// This many datagrams arrived (at least one).
