@@ -5,7 +5,7 @@ use crate::config::Config;
 use crate::ratelimit::{RateLimiter, Verdict};
 use crate::state::{SavedServer, SavedState, STATE_VERSION};
 use crate::stats::{Counter, Stats};
-use crate::table::{Registered, Server, Table};
+use crate::table::{PageForKey, Registered, Server, Table};
 use sansio::Outbox;
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
@@ -293,14 +293,14 @@ impl Engine {
             if cached {
                 self.stats.inc(Counter::CachedPages);
             }
-            match sel.page_for_key(i, filter.key) {
-                Ok(shared) => {
-                    self.count_out(shared.len());
-                    let id = out.shared(shared);
-                    out.send(id, from);
-                }
-                Err(patched) => self.send(out, from, &patched),
-            }
+            let page = sel.page_for_key(i, filter.key);
+            self.count_out(page.len());
+            let id = match page {
+                PageForKey::Shared(shared) => out.shared(shared.clone()),
+                // Patched straight into the outbox's buffer.
+                patched => out.encode(|b| patched.write_to(b)),
+            };
+            out.send(id, from);
         }
         if filter.announces_to_nat() {
             for &server in &sel.nat_servers {

@@ -118,17 +118,57 @@ struct CacheKey {
 const KEY_OFFSET: usize = 7;
 
 impl Selection {
-    /// Page `i` carrying `key`: the cached bytes when the key matches, else a copy
-    /// with the key block rewritten.
-    pub fn page_for_key(&self, i: usize, key: Option<u32>) -> Result<Arc<[u8]>, Vec<u8>> {
+    /// Page `i` for a scan carrying `key`: the cached bytes, to share, when the key
+    /// matches; else the cached bytes with the key block to rewrite, which
+    /// [`PageForKey::write_to`] copies into the caller's buffer (no allocation here).
+    pub fn page_for_key(&self, i: usize, key: Option<u32>) -> PageForKey<'_> {
         let page = &self.pages[i];
         match (key, self.key) {
             (Some(k), Some(cached)) if k != cached && page.len() >= KEY_OFFSET + 4 => {
-                let mut v = page.to_vec();
-                v[KEY_OFFSET..KEY_OFFSET + 4].copy_from_slice(&k.to_le_bytes());
-                Err(v)
+                PageForKey::Patched { page, key: k }
             }
-            _ => Ok(page.clone()),
+            _ => PageForKey::Shared(page),
+        }
+    }
+}
+
+/// A list page as a scan with some key gets it (see [`Selection::page_for_key`]).
+#[derive(Debug, Clone, Copy)]
+pub enum PageForKey<'a> {
+    /// The cached page carries the scan's key: send it as it is.
+    Shared(&'a Arc<[u8]>),
+    /// The cached page with `key` written into its key block.
+    Patched {
+        /// The cached page.
+        page: &'a [u8],
+        /// The scan's key.
+        key: u32,
+    },
+}
+
+impl PageForKey<'_> {
+    /// The page's length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            PageForKey::Shared(p) => p.len(),
+            PageForKey::Patched { page, .. } => page.len(),
+        }
+    }
+
+    /// Whether the page is empty (never, for pages the table encodes).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends the page's bytes, key patched, to `out`.
+    pub fn write_to(&self, out: &mut Vec<u8>) {
+        match *self {
+            PageForKey::Shared(p) => out.extend_from_slice(p),
+            PageForKey::Patched { page, key } => {
+                let start = out.len();
+                out.extend_from_slice(page);
+                out[start + KEY_OFFSET..start + KEY_OFFSET + 4].copy_from_slice(&key.to_le_bytes());
+            }
         }
     }
 }
@@ -426,14 +466,16 @@ mod tests {
         };
         let (c, cached) = t.select(false, &other, 255, 1400, None);
         assert!(cached && Arc::ptr_eq(&a, &c));
-        let Err(patched) = c.page_for_key(0, Some(0xdead_beef)) else {
-            panic!("expected a copy")
-        };
+        let p = c.page_for_key(0, Some(0xdead_beef));
+        assert!(matches!(p, PageForKey::Patched { .. }), "expected a copy");
+        let mut patched = Vec::new();
+        p.write_to(&mut patched);
+        assert_eq!(patched.len(), p.len());
         let d = xash::master::ServerListPage::decode(&patched, false, true).unwrap();
         assert_eq!(d.key, Some(0xdead_beef));
         assert_eq!(d.servers.len(), 1);
         assert!(
-            c.page_for_key(0, Some(1)).is_ok(),
+            matches!(c.page_for_key(0, Some(1)), PageForKey::Shared(_)),
             "same key: the shared page"
         );
         // A refresh with identical content keeps the cache.
