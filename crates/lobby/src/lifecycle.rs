@@ -47,6 +47,13 @@ pub fn listening(part: &str, proto: &str, addr: SocketAddr) {
     let _ = out.flush();
 }
 
+/// Binds a TCP listener for tokio through [`udp::bind_tcp`] (IPv6-only on IPv6, so
+/// both families can share a port). `what` names the listener in the error.
+pub fn tcp_listener(addr: SocketAddr, what: &str) -> Result<tokio::net::TcpListener> {
+    let l = udp::bind_tcp(addr, 1024).with_context(|| format!("cannot bind {what}"))?;
+    tokio::net::TcpListener::from_std(l).with_context(|| format!("cannot register {what} {addr}"))
+}
+
 /// Locks, ignoring poison: a worker that panicked while holding an engine must not
 /// stop the others (the engines keep their tables consistent at every return).
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

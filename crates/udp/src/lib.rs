@@ -2,8 +2,8 @@
 //! that touches a UDP socket below the level of "datagram in, datagram out".
 //!
 //! - [`options`]: binding with the options every lobby socket uses (SO_REUSEPORT,
-//!   IPV6_V6ONLY, the PMTU probe, buffer sizes), kernel timestamps, and real-time
-//!   priority for worker threads.
+//!   IPV6_V6ONLY, the PMTU probe, buffer sizes), the TCP listeners too (IPv6-only on
+//!   their IPv6 side), kernel timestamps, and real-time priority for worker threads.
 //! - [`recv`]: [`RecvBatch`], batched receive with `recvmmsg(2)`, source addresses,
 //!   truncation and kernel receive timestamps, and waiting for the earlier of the next
 //!   datagrams, a deadline and a [`Wake`]: blocked in the receive itself
@@ -25,7 +25,7 @@ pub mod send;
 pub mod time;
 pub mod wake;
 
-pub use options::{bind, enable_timestamps, set_realtime_priority, BindOptions};
+pub use options::{bind, bind_tcp, enable_timestamps, set_realtime_priority, BindOptions};
 pub use recv::{Ready, RecvBatch, SLOT_SIZE};
 pub use send::{Destinations, SendBatch};
 pub use wake::Wake;

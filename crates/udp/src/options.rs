@@ -63,6 +63,27 @@ pub fn bind(addr: SocketAddr, options: BindOptions) -> io::Result<UdpSocket> {
     Ok(sock.into())
 }
 
+/// Binds a TCP listener the way every lobby listener is bound (telnet, HTTP, DNS over
+/// TCP): IPv6 listeners are IPv6-only, as the UDP sockets are, so `0.0.0.0:P` and
+/// `[::]:P` can both be bound; SO_REUSEADDR so a restart does not wait for old
+/// connections in TIME_WAIT; non-blocking, ready for tokio. The error names the address.
+pub fn bind_tcp(addr: SocketAddr, backlog: i32) -> io::Result<std::net::TcpListener> {
+    let sock = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    if addr.is_ipv6() {
+        sock.set_only_v6(true)?;
+    }
+    sock.set_reuse_address(true)?;
+    sock.set_nonblocking(true)?;
+    sock.bind(&addr.into()).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot bind TCP {addr} (is another server using it?): {e}"),
+        )
+    })?;
+    sock.listen(backlog)?;
+    Ok(sock.into())
+}
+
 /// Sets IP_PMTUDISC_PROBE (IPv4) or IPV6_PMTUDISC_PROBE (IPv6) on `sock`.
 pub fn set_pmtu_probe(sock: &impl AsRawFd, v6: bool) -> io::Result<()> {
     let (level, name, value) = if v6 {

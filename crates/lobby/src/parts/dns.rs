@@ -320,14 +320,18 @@ async fn serve(listen: &[SocketAddr], zone: &ServedZone) -> Result<Option<Server
     );
     let mut server = Server::new(catalog);
     for &a in listen {
-        let udp = tokio::net::UdpSocket::bind(a)
-            .await
-            .with_context(|| format!("cannot bind DNS UDP {a}"))?;
+        // IPv6-only on IPv6 (both families can share port 53), no PMTU probe: DNS
+        // answers over UDP may be large and must be fragmentable.
+        let options = udp::BindOptions {
+            pmtu_probe: false,
+            ..udp::BindOptions::default()
+        };
+        let std_udp = udp::bind(a, options).context("cannot bind DNS UDP")?;
+        std_udp.set_nonblocking(true)?;
+        let udp = tokio::net::UdpSocket::from_std(std_udp)?;
         let bound = udp.local_addr()?;
         // TCP on the same port as UDP.
-        let tcp = tokio::net::TcpListener::bind(bound)
-            .await
-            .with_context(|| format!("cannot bind DNS TCP {bound}"))?;
+        let tcp = crate::lifecycle::tcp_listener(bound, "DNS TCP")?;
         listening("dns", "udp", bound);
         listening("dns", "tcp", bound);
         server.register_socket(udp);

@@ -1,7 +1,7 @@
 //! The HTTP listener shared by every part: the Xash3D engine's static server list
 //! (`GET /v1/servers/<gamedir>`) from the master's live table, and `/stats`.
 
-use crate::lifecycle::{listening, lock, Supervisor};
+use crate::lifecycle::{listening, lock, tcp_listener, Supervisor};
 use anyhow::{Context, Result};
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
@@ -10,7 +10,6 @@ use axum::routing::get;
 use axum::Router;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use tokio::net::TcpListener;
 
 /// What the HTTP handlers read.
 #[derive(Clone, Default)]
@@ -122,9 +121,7 @@ impl HttpServer {
             .with_state(sources);
         let mut addrs = Vec::new();
         for &a in listen {
-            let l = TcpListener::bind(a)
-                .await
-                .with_context(|| format!("cannot bind HTTP {a}"))?;
+            let l = tcp_listener(a, "HTTP")?;
             let bound = l.local_addr()?;
             listening("http", "tcp", bound);
             addrs.push(bound);

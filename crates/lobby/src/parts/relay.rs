@@ -1,8 +1,8 @@
 //! The relay part: [`relay::Engine`] served over UDP, and the telnet pilot list.
 
-use crate::lifecycle::{listening, lock, Stop, Supervisor};
+use crate::lifecycle::{listening, lock, tcp_listener, Stop, Supervisor};
 use crate::udp_worker::{self, Workers};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use relay::{Engine, Stats};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -31,10 +31,7 @@ impl RelayServer {
         let engine = Arc::new(Mutex::new(Engine::new(config, Arc::new(Stats::default()))));
         let mut listeners = Vec::new();
         for &a in telnet {
-            let l = TcpListener::bind(a)
-                .await
-                .with_context(|| format!("cannot bind telnet TCP {a}"))?;
-            listeners.push(l);
+            listeners.push(tcp_listener(a, "telnet")?);
         }
         let udp = udp_worker::serve(sup, "relay", engine.clone(), listen, workers)?;
         let mut telnet = Vec::new();

@@ -27,7 +27,17 @@ impl Lobby {
 
     /// [`Lobby::start`] with extra environment variables (e.g. `LOBBY_TEST_PANIC`).
     pub fn start_with_env(args: &[&str], expect: usize, env: &[(&str, &str)]) -> Lobby {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lobby"))
+        Lobby::spawn(env!("CARGO_BIN_EXE_lobby"), args, expect, env)
+    }
+
+    /// Starts lobby through another program (e.g. `unshare -n sh -c '... exec lobby'`),
+    /// which must end up exec'ing it so signals reach lobby itself.
+    pub fn start_cmd(program: &str, args: &[&str], expect: usize) -> Lobby {
+        Lobby::spawn(program, args, expect, &[])
+    }
+
+    fn spawn(program: &str, args: &[&str], expect: usize, env: &[(&str, &str)]) -> Lobby {
+        let mut child = Command::new(program)
             .args(args)
             .env("RUST_LOG", "debug")
             .envs(env.iter().copied())
