@@ -37,7 +37,7 @@ impl Echo {
         }
         let sock = Arc::new(udp::bind(args.listen, BindOptions::default())?);
         let addr = sock.local_addr()?;
-        let stop = Arc::new(Wake::new().context("cannot create the stop eventfd")?);
+        let stop = Arc::new(Wake::new());
         stop.watch(sock.clone());
         let (wake, replies, size) = (stop.clone(), args.replies, args.size);
         let thread = std::thread::Builder::new()
@@ -68,7 +68,7 @@ fn serve(sock: &UdpSocket, replies: usize, size: usize, stop: &Wake) {
     page[..6.min(size)].copy_from_slice(&b"\xff\xff\xff\xfff\n"[..6.min(size)]);
     let mut to = Vec::new();
     loop {
-        match rx.recv_blocking_until(sock, None, stop) {
+        match rx.recv_until(sock, None, stop) {
             Ok(Ready::Woken) => return,
             Ok(_) => {}
             Err(_) => continue,

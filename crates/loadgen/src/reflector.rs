@@ -89,7 +89,7 @@ impl Reflector {
         for _ in 1..args.threads {
             socks.push(udp::bind(addr, options)?);
         }
-        let stop = Arc::new(Wake::new().context("cannot create the stop eventfd")?);
+        let stop = Arc::new(Wake::new());
         let members = Arc::new(Members::default());
         let counters = Arc::new(Counters::default());
         let expiry = Duration::from_secs_f64(args.expiry);
@@ -235,7 +235,7 @@ fn serve(
     };
     let mut next_sweep = Instant::now() + SWEEP;
     loop {
-        let n = match rb.recv_blocking_until(sock, Some(next_sweep), stop) {
+        let n = match rb.recv_until(sock, Some(next_sweep), stop) {
             Ok(Ready::Woken) => return,
             Ok(Ready::Datagrams(n)) => n,
             // The sweep is due, or an ICMP error from an earlier send: go on.

@@ -69,11 +69,11 @@ pub struct Stop {
 
 impl Stop {
     /// A new, lowered stop signal.
-    pub fn new() -> Result<Stop> {
-        Ok(Stop {
+    pub fn new() -> Stop {
+        Stop {
             token: CancellationToken::new(),
-            wake: Arc::new(udp::Wake::new().context("cannot create the stop eventfd")?),
-        })
+            wake: Arc::new(udp::Wake::new()),
+        }
     }
 
     /// Raises it: every task's [`Stop::stopped`] resolves and every thread waiting on
@@ -173,16 +173,16 @@ pub struct Supervisor {
 
 impl Supervisor {
     /// A supervisor with a fresh stop signal.
-    pub fn new() -> Result<Supervisor> {
+    pub fn new() -> Supervisor {
         let (failures_tx, failures_rx) = mpsc::unbounded_channel();
-        Ok(Supervisor {
-            stop: Stop::new()?,
+        Supervisor {
+            stop: Stop::new(),
             threads: Mutex::new(Vec::new()),
             tasks: Mutex::new(Vec::new()),
             failures_tx,
             failures_rx: tokio::sync::Mutex::new(failures_rx),
             restarts: Arc::new(Mutex::new(BTreeMap::new())),
-        })
+        }
     }
 
     /// The stop signal every part watches.

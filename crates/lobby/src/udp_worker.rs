@@ -2,7 +2,7 @@
 //! sockets per listen address, each on its own thread. A worker blocks in `recvmmsg`
 //! until the earlier of its next datagrams and the engine's
 //! [`sansio::Engine::poll_timeout`] (one system call per batch, busy or idle; see
-//! [`udp::RecvBatch::recv_blocking_until`]), feeds the batch to the engine under its
+//! [`udp::RecvBatch::recv_until`]), feeds the batch to the engine under its
 //! lock, and sends the engine's output with one `sendmmsg` outside the lock. The stop
 //! signal wakes it by shutting its socket down for reading.
 //!
@@ -97,7 +97,7 @@ fn worker<E: Engine>(
     let own_v4 = sock.local_addr().map(|a| a.is_ipv4()).unwrap_or(true);
     let mut deadline = lock(engine).poll_timeout();
     loop {
-        match rx.recv_blocking_until(sock, deadline, stop.wake()) {
+        match rx.recv_until(sock, deadline, stop.wake()) {
             Ok(Ready::Woken) => return,
             Ok(Ready::Datagrams(_)) => {
                 let now = Instant::now();

@@ -6,14 +6,12 @@
 //!   their IPv6 side), kernel timestamps, and real-time priority for worker threads.
 //! - [`recv`]: [`RecvBatch`], batched receive with `recvmmsg(2)`, source addresses,
 //!   truncation and kernel receive timestamps, and waiting for the earlier of the next
-//!   datagrams, a deadline and a [`Wake`]: blocked in the receive itself
-//!   (`recv_blocking_until`, what the servers use: one system call per batch) or in
-//!   `poll(2)` (`recv_until`, for sockets the wake does not watch).
+//!   datagrams, a deadline and a [`Wake`], blocked in the receive itself (one system
+//!   call per batch, busy or idle).
 //! - [`send`]: one `sendmmsg(2)` path for "many datagrams" ([`SendBatch`]) and "one
 //!   datagram to many destinations" ([`Destinations`]).
-//! - [`wake`]: [`Wake`], raised once to wake every thread waiting on a socket (an
-//!   eventfd for `poll`, a read shutdown of the sockets it watches), so a stop never
-//!   waits for a read timeout.
+//! - [`wake`]: [`Wake`], raised once to wake every thread waiting on a socket it
+//!   watches (a read shutdown of the socket), so a stop never waits for a read timeout.
 //!
 //! Linux only (the servers' deployment target); where the batched calls are missing
 //! the code falls back to one `recvfrom`/`sendto` per datagram.

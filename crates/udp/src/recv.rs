@@ -19,14 +19,14 @@ use std::time::{Duration, Instant};
 /// master's 1400-byte pages, so a truncated datagram is recognisable by its length.
 pub const SLOT_SIZE: usize = 2048;
 
-/// How late [`RecvBatch::recv_blocking_until`] may return for a deadline, so that it
+/// How late [`RecvBatch::recv_until`] may return for a deadline, so that it
 /// changes the socket's receive timeout about a hundred times a second at most.
 pub const DEADLINE_SLACK: Duration = Duration::from_millis(10);
 
 /// Control-message space per datagram, in u64 words (for one `SCM_TIMESTAMPNS`).
 const CTRL_WORDS: usize = 8;
 
-/// What [`RecvBatch::recv_until`] or [`RecvBatch::recv_blocking_until`] returned for.
+/// What [`RecvBatch::recv_until`] returned for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ready {
     /// This many datagrams arrived (at least one).
@@ -48,9 +48,7 @@ pub struct RecvBatch {
     with_addr: bool,
     with_ctrl: bool,
     filled: usize,
-    /// The last receive filled the batch, so more is probably queued.
-    more_queued: bool,
-    /// The receive timeout last set with [`RecvBatch::recv_blocking_until`]: (socket,
+    /// The receive timeout last set with [`RecvBatch::recv_until`]: (socket,
     /// timeout); `None` timeout = wait forever.
     rcvtimeo: Option<(i32, Option<Duration>)>,
 }
@@ -80,7 +78,6 @@ impl RecvBatch {
             with_addr,
             with_ctrl,
             filled: 0,
-            more_queued: true,
             rcvtimeo: None,
         };
         let base = b.bufs.as_mut_ptr();
@@ -153,87 +150,16 @@ impl RecvBatch {
             return Err(e);
         }
         self.filled = (r as usize).min(self.hdrs.len());
-        self.more_queued = self.filled == self.hdrs.len();
         Ok(self.filled)
     }
 
     /// Waits for the earliest of: datagrams on `sock`, `deadline` (none = no deadline),
-    /// and `wake`. After a full batch it first receives without waiting (a busy
-    /// socket costs one system call per batch); otherwise it sleeps in `poll(2)` and
-    /// then receives (two calls per wake-up, as any readiness-based loop).
-    pub fn recv_until(
-        &mut self,
-        sock: &impl AsRawFd,
-        deadline: Option<Instant>,
-        wake: &Wake,
-    ) -> io::Result<Ready> {
-        loop {
-            if self.more_queued && !wake.is_raised() {
-                match self.recv(sock, false) {
-                    Ok(n) if n > 0 => return Ok(Ready::Datagrams(n)),
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(e),
-                }
-                self.more_queued = false;
-            }
-            let timeout_ms = match deadline {
-                None => -1,
-                Some(t) => {
-                    let left = t.saturating_duration_since(Instant::now());
-                    if left.is_zero() {
-                        return Ok(Ready::Deadline);
-                    }
-                    // Round up, so a wake-up is never early.
-                    left.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
-                }
-            };
-            let mut fds = [
-                libc::pollfd {
-                    fd: sock.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: wake.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            // SAFETY: two valid pollfd structs for the duration of the call.
-            let r = unsafe { libc::poll(fds.as_mut_ptr(), 2, timeout_ms) };
-            if r < 0 {
-                let e = io::Error::last_os_error();
-                if e.kind() == io::ErrorKind::Interrupted {
-                    continue;
-                }
-                return Err(e);
-            }
-            if fds[1].revents != 0 {
-                return Ok(Ready::Woken);
-            }
-            if r == 0 && deadline.is_some_and(|t| Instant::now() >= t) {
-                return Ok(Ready::Deadline);
-            }
-            // Readable (or a socket error to report): receive.
-            if fds[0].revents & (libc::POLLERR | libc::POLLIN) != 0 {
-                match self.recv(sock, false) {
-                    Ok(n) if n > 0 => return Ok(Ready::Datagrams(n)),
-                    Ok(_) => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-    }
-
-    /// Like [`RecvBatch::recv_until`], but blocked in the receive itself: one system
-    /// call per batch whether the socket is busy or idle (the deadline is the socket's
-    /// receive timeout, changed only when it would make the wait overshoot the deadline
-    /// by more than [`DEADLINE_SLACK`] or end it far too early). `sock` must be given to
+    /// and `wake`, blocked in the receive itself: one system call per batch whether the
+    /// socket is busy or idle (the deadline is the socket's receive timeout, changed only
+    /// when it would make the wait overshoot the deadline by more than
+    /// [`DEADLINE_SLACK`] or end it far too early). `sock` must be given to
     /// [`Wake::watch`] first, or raising `wake` will not interrupt the wait.
-    pub fn recv_blocking_until(
+    pub fn recv_until(
         &mut self,
         sock: &impl AsRawFd,
         deadline: Option<Instant>,

@@ -1,21 +1,17 @@
-//! A wake-up every waiting worker sees: an eventfd that, once raised, stays readable.
+//! A wake-up every waiting worker sees: raised once, it stays raised.
 
-use std::io;
 use std::net::UdpSocket;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Raised once, seen by every thread that waits with it; used to stop worker threads
-/// at once, without a read timeout to poll a flag. Threads waiting in `poll(2)`
-/// ([`crate::RecvBatch::recv_until`]) see its eventfd; threads blocked in a receive on
-/// a socket given to [`Wake::watch`] ([`crate::RecvBatch::recv_blocking_until`]) are
-/// woken by shutting that socket down for reading.
-#[derive(Debug)]
+/// at once, without a read timeout to poll a flag. A thread blocked in
+/// [`crate::RecvBatch::recv_until`] on a socket given to [`Wake::watch`] is woken by
+/// shutting that socket down for reading; a busy loop checks [`Wake::is_raised`] (an
+/// atomic load).
+#[derive(Debug, Default)]
 pub struct Wake {
-    fd: OwnedFd,
-    /// Mirrors the eventfd, so [`Wake::is_raised`] is a load, not a system call (busy
-    /// loops check it every iteration).
     raised: AtomicBool,
     /// Sockets shut down for reading when raised (held, so their descriptors cannot be
     /// closed and reused by another socket before that).
@@ -24,18 +20,8 @@ pub struct Wake {
 
 impl Wake {
     /// A new, lowered wake-up.
-    pub fn new() -> io::Result<Wake> {
-        // SAFETY: eventfd returns a new descriptor or -1.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fd is a fresh descriptor we own.
-        Ok(Wake {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-            raised: AtomicBool::new(false),
-            watched: Mutex::new(Vec::new()),
-        })
+    pub fn new() -> Wake {
+        Wake::default()
     }
 
     /// Wakes threads blocked in a receive on `sock` when raised (at once if it already
@@ -50,20 +36,10 @@ impl Wake {
         w.push(sock);
     }
 
-    /// Raises it: every current and future waiter returns at once. Nobody reads the
-    /// counter, so it stays raised.
+    /// Raises it: every current and future waiter returns at once.
     pub fn raise(&self) {
         let w = self.watched.lock().unwrap_or_else(|p| p.into_inner());
         self.raised.store(true, Ordering::Release);
-        let one: u64 = 1;
-        // SAFETY: writes 8 bytes from a live u64 to our eventfd.
-        unsafe {
-            libc::write(
-                self.fd.as_raw_fd(),
-                (&one as *const u64).cast(),
-                std::mem::size_of::<u64>(),
-            )
-        };
         for s in w.iter() {
             shut_read(s);
         }
@@ -81,19 +57,13 @@ fn shut_read(sock: &UdpSocket) {
     unsafe { libc::shutdown(sock.as_raw_fd(), libc::SHUT_RD) };
 }
 
-impl AsRawFd for Wake {
-    fn as_raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn raised_once_stays_raised() {
-        let w = Wake::new().unwrap();
+        let w = Wake::new();
         assert!(!w.is_raised());
         w.raise();
         assert!(w.is_raised());

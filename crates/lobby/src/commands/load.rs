@@ -47,7 +47,7 @@ pub async fn run(cmd: LoadCommand) -> Result<ExitCode> {
 /// still reports what it measured.
 async fn run_fg(args: fg::FgArgs) -> Result<ExitCode> {
     let mut signals = Signals::install()?;
-    let stop = Arc::new(udp::Wake::new()?);
+    let stop = Arc::new(udp::Wake::new());
     let s = stop.clone();
     let mut work = tokio::task::spawn_blocking(move || fg::run(args, s));
     tokio::select! {

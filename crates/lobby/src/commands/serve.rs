@@ -326,7 +326,7 @@ impl Backbone {
     async fn start(f: &config::File, parts: Parts) -> Result<Backbone> {
         let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
         let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;
-        let sup = Supervisor::new()?;
+        let sup = Supervisor::new();
         let relay = match relay_cfg {
             Some(cfg) => Some(start_relay(&sup, f, cfg).await?),
             None => None,

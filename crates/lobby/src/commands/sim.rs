@@ -128,7 +128,7 @@ impl SimArgs {
 pub async fn run(args: SimArgs) -> Result<ExitCode> {
     let mut signals = Signals::install()?;
     let spec = args.spec().await?;
-    let sup = Supervisor::new()?;
+    let sup = Supervisor::new();
     let fleet = Fleet::start(&sup, spec).await?;
     tracing::info!(servers = fleet.addrs().len(), "simulating; SIGTERM stops");
     let code = tokio::select! {
