@@ -114,12 +114,11 @@ impl RecvBatch {
             libc::MSG_DONTWAIT
         };
         self.filled = 0;
-        // A message that carries no datagram (a socket shut down for reading) leaves
-        // the name untouched: clear the family so no stale address is read back.
+        // A message that carries no datagram (a socket shut down for reading, always
+        // the first and only one of its call) leaves the name untouched: clear the
+        // family so no stale address is read back. Every datagram gets its name written.
         if self.with_addr {
-            for n in &mut self.names {
-                n.ss_family = 0;
-            }
+            self.names[0].ss_family = 0;
         }
         for h in &mut self.hdrs {
             h.msg_len = 0;
