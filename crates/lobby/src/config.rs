@@ -409,6 +409,10 @@ pub struct RelaySection {
     pub listen: Vec<String>,
     /// TCP addresses for the telnet pilot list; empty disables it.
     pub telnet: Vec<String>,
+    /// Telnet connections served at once, in total.
+    pub telnet_max_connections: usize,
+    /// Telnet connections served at once per source IPv4 address or IPv6 /64.
+    pub telnet_max_per_ip: usize,
     /// Default receive range, nm.
     pub out_of_reach: f64,
     /// Largest range a client may request, nm.
@@ -429,6 +433,8 @@ pub struct RelaySection {
     pub blacklist: Vec<String>,
     /// Upper bound on pilots held.
     pub max_pilots: usize,
+    /// Most local pilots per source IPv4 address or IPv6 /64.
+    pub max_pilots_per_ip: usize,
     /// Receive threads per listen address (SO_REUSEPORT); 0 = one per CPU core.
     pub workers: usize,
     /// SCHED_FIFO priority (1-99) for the UDP workers; 0 = normal scheduling.
@@ -442,6 +448,8 @@ impl Default for RelaySection {
             name: d.name,
             listen: vec!["0.0.0.0:5000".into(), "[::]:5000".into()],
             telnet: vec!["0.0.0.0:5001".into(), "[::]:5001".into()],
+            telnet_max_connections: 64,
+            telnet_max_per_ip: 4,
             out_of_reach: d.out_of_reach_nm,
             max_radar_range: d.max_radar_range_nm,
             player_expiry: d.player_expiry.as_secs_f64(),
@@ -452,6 +460,7 @@ impl Default for RelaySection {
             whitelist: vec![],
             blacklist: vec![],
             max_pilots: d.max_pilots,
+            max_pilots_per_ip: d.max_pilots_per_ip,
             workers: 0,
             realtime_priority: 0,
         }
@@ -524,6 +533,9 @@ impl RelaySection {
         if self.max_pilots == 0 {
             bail!("relay.max_pilots must be at least 1");
         }
+        if self.max_pilots_per_ip == 0 {
+            bail!("relay.max_pilots_per_ip must be at least 1");
+        }
         Ok(relay::Config {
             name: self.name.clone(),
             out_of_reach_nm: self.out_of_reach,
@@ -548,6 +560,7 @@ impl RelaySection {
                 .map(|s| net(s))
                 .collect::<Result<_>>()?,
             max_pilots: self.max_pilots,
+            max_pilots_per_ip: self.max_pilots_per_ip,
         })
     }
 
@@ -570,6 +583,23 @@ impl RelaySection {
     /// The telnet listen addresses (possibly none).
     pub fn telnet_addrs(&self) -> Result<Vec<SocketAddr>> {
         self.telnet.iter().map(|s| listen_addr(s)).collect()
+    }
+
+    /// The telnet listener's addresses and limits.
+    pub fn telnet_options(&self) -> Result<crate::parts::relay::TelnetOptions> {
+        for (key, v) in [
+            ("telnet_max_connections", self.telnet_max_connections),
+            ("telnet_max_per_ip", self.telnet_max_per_ip),
+        ] {
+            if v == 0 {
+                bail!("relay.{key} must be at least 1 (an empty telnet list disables telnet)");
+            }
+        }
+        Ok(crate::parts::relay::TelnetOptions {
+            addrs: self.telnet_addrs()?,
+            max_connections: self.telnet_max_connections,
+            max_per_ip: self.telnet_max_per_ip,
+        })
     }
 }
 

@@ -184,7 +184,8 @@ blacklist = 192.0.2.0/24
         assert_eq!(r.whitelist, vec!["10.1.2.3"]);
         assert_eq!(r.blacklist, vec!["192.0.2.0/24"]);
         assert_eq!(p.ignored, vec!["server.tracked", "server.admin_cli"]);
-        r.engine_config().unwrap();
+        // fgms.conf has no per-source cap: the default applies.
+        assert_eq!(r.engine_config().unwrap().max_pilots_per_ip, 16);
     }
 
     #[test]

@@ -1,20 +1,22 @@
 //! The relay state machine: validation, the pilot table, who receives what,
 //! relay links (LazyRelay, hub), crossfeed, and expiry.
 
-use crate::config::Config;
+use crate::config::{source_key, Config};
+use crate::expiry::{Entry, ExpiryQueue};
 use crate::spatial::{Placement, SpatialIndex};
 use crate::stats::{add, set, DropReason, Stats};
 use fgmp::header::RangeWord;
 use fgmp::message::{RoutingInfo, RANGE_OFFSET};
 use fgmp::{Callsign, Magic, MsgId};
 use sansio::Outbox;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often silent pilots are looked for.
-const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+/// Positions farther than this from the Earth's centre (metres: 100,000 km, a
+/// quarter of the way to the Moon) are not physical and are dropped.
+pub const MAX_POSITION_M: f64 = 1.0e8;
 
 /// Where a pilot's traffic comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,6 +42,8 @@ struct Pilot {
     last_seen: Instant,
     joined: Instant,
     last_lazy_relay: Option<Instant>,
+    /// Unique per admitted pilot: tells its expiry entry from a stale one.
+    serial: u64,
 }
 
 /// A read-only view of one pilot, for the telnet list and the HTTP API.
@@ -73,13 +77,24 @@ pub struct Engine {
     slots: Vec<Option<Pilot>>,
     free: Vec<u32>,
     by_callsign: HashMap<Callsign, u32>,
+    /// Local pilots by source address: one per address (a client sends one callsign per socket).
+    by_addr: HashMap<SocketAddr, u32>,
+    /// Local pilots per source IPv4 address or IPv6 /64.
+    per_source: HashMap<IpAddr, u32>,
+    local_count: usize,
     index: SpatialIndex,
+    expiry: ExpiryQueue,
+    next_serial: u64,
     relay_by_addr: HashMap<SocketAddr, usize>,
     relay_by_ip: HashMap<IpAddr, Vec<usize>>,
-    next_sweep: Option<Instant>,
+    /// Relay and crossfeed addresses: a client datagram from one of them is refused.
+    peer_addrs: HashSet<SocketAddr>,
+    /// Per relay: it is also a crossfeed target, so it already gets every datagram.
+    relay_is_crossfeed: Vec<bool>,
     // Scratch buffers reused across datagrams.
     candidates: Vec<u32>,
     relay_wants: Vec<bool>,
+    due: Vec<Entry>,
 }
 
 impl Engine {
@@ -91,64 +106,89 @@ impl Engine {
             slots: Vec::new(),
             free: Vec::new(),
             by_callsign: HashMap::new(),
+            by_addr: HashMap::new(),
+            per_source: HashMap::new(),
+            local_count: 0,
             index: SpatialIndex::new(),
+            expiry: ExpiryQueue::new(),
+            next_serial: 0,
             relay_by_addr: HashMap::new(),
             relay_by_ip: HashMap::new(),
-            next_sweep: None,
+            peer_addrs: HashSet::new(),
+            relay_is_crossfeed: Vec::new(),
             candidates: Vec::new(),
             relay_wants: Vec::new(),
+            due: Vec::new(),
         };
         e.reconfigure(config);
         e
     }
 
     /// Applies a new configuration (SIGHUP) and keeps the pilots. Remote pilots
-    /// of relays that are gone are dropped.
-    pub fn reconfigure(&mut self, config: Config) {
+    /// of relays that are gone are dropped, and so are local pilots whose address
+    /// is now a relay's or a crossfeed target's. A relay or crossfeed target listed
+    /// twice is used once.
+    pub fn reconfigure(&mut self, mut config: Config) {
+        let mut seen = HashSet::new();
+        config.relays.retain(|r| seen.insert(r.addr));
+        let mut seen = HashSet::new();
+        config.crossfeeds.retain(|a| seen.insert(*a));
         self.relay_by_addr.clear();
         self.relay_by_ip.clear();
         for (i, r) in config.relays.iter().enumerate() {
             self.relay_by_addr.insert(r.addr, i);
             self.relay_by_ip.entry(r.addr.ip()).or_default().push(i);
         }
-        let old_relays = std::mem::take(&mut self.config.relays);
-        self.config = config;
-        // Re-point remote pilots at the new relay indices, drop those whose relay left.
-        let stale: Vec<u32> = self
-            .slots
+        self.peer_addrs = config.relays.iter().map(|r| r.addr).collect();
+        self.peer_addrs.extend(config.crossfeeds.iter().copied());
+        self.relay_is_crossfeed = config
+            .relays
             .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let p = s.as_ref()?;
-                match p.origin {
-                    Origin::Relay(r) => {
-                        let addr = old_relays.get(r).map(|x| x.addr);
-                        match addr.and_then(|a| self.relay_by_addr.get(&a)) {
-                            Some(_) => None,
-                            None => Some(i as u32),
-                        }
-                    }
-                    _ => None,
-                }
-            })
+            .map(|r| config.crossfeeds.contains(&r.addr))
             .collect();
+        let old_relays = std::mem::take(&mut self.config.relays);
+        let expiry_changed = config.player_expiry != self.config.player_expiry;
+        self.config = config;
+        // Re-point remote pilots at the new relay indices; note those to drop.
+        let mut stale = Vec::new();
         for (i, slot) in self.slots.iter_mut().enumerate() {
-            if let Some(p) = slot {
-                if let Origin::Relay(r) = p.origin {
-                    if let Some(&n) = old_relays
-                        .get(r)
-                        .and_then(|x| self.relay_by_addr.get(&x.addr))
-                    {
+            let Some(p) = slot else { continue };
+            let keep = match p.origin {
+                Origin::Relay(r) => match old_relays
+                    .get(r)
+                    .and_then(|x| self.relay_by_addr.get(&x.addr))
+                {
+                    Some(&n) => {
                         p.origin = Origin::Relay(n);
+                        true
                     }
-                }
-                if !stale.contains(&(i as u32)) {
-                    p.range_nm = p.range_nm.min(self.config.max_radar_range_nm);
-                }
+                    None => false,
+                },
+                Origin::Local => !self.peer_addrs.contains(&p.addr),
+                Origin::Whitelisted => true,
+            };
+            if keep {
+                p.range_nm = p.range_nm.min(self.config.max_radar_range_nm);
+            } else {
+                stale.push(i as u32);
             }
         }
         for id in stale {
             self.remove(id);
+        }
+        if expiry_changed {
+            // Deadlines were filed with the old period: file every pilot again.
+            self.expiry.clear();
+            for (i, p) in self.slots.iter().enumerate() {
+                if let Some(p) = p {
+                    let e = Entry {
+                        slot: i as u32,
+                        serial: p.serial,
+                    };
+                    self.expiry
+                        .schedule(e, p.last_seen + self.config.player_expiry);
+                }
+            }
         }
         self.relay_wants = vec![false; self.config.relays.len()];
         self.publish_counts();
@@ -175,6 +215,11 @@ impl Engine {
             Ok(i) => i,
             Err(e) => return self.stats.count_drop(DropReason::from_error(&e)),
         };
+        if let Some([x, y, z]) = info.position {
+            if x * x + y * y + z * z > MAX_POSITION_M * MAX_POSITION_M {
+                return self.stats.count_drop(DropReason::PositionOutOfRange);
+            }
+        }
         // Who sent it: a client, a configured relay, or a whitelisted peer.
         let origin = match info.magic {
             Magic::Client => Origin::Local,
@@ -245,6 +290,11 @@ impl Engine {
             Some(nm) => f64::from(nm).min(cfg.max_radar_range_nm),
             None => old.unwrap_or(cfg.out_of_reach_nm),
         };
+        if origin == Origin::Local && self.peer_addrs.contains(&from) {
+            // A client at a relay's or crossfeed target's address would get their copies twice.
+            self.stats.count_drop(DropReason::PeerAddress);
+            return None;
+        }
         if let Some(&id) = self.by_callsign.get(&info.callsign) {
             let p = self.slots[id as usize].as_mut()?;
             if p.addr != from {
@@ -269,12 +319,39 @@ impl Engine {
             self.stats.count_drop(DropReason::UnknownSender);
             return None;
         };
+        let range_nm = resolve(None, &self.config);
+        let placement = SpatialIndex::placement(pos, range_nm);
+        if origin == Origin::Local {
+            if let Some(&id) = self.by_addr.get(&from) {
+                // One callsign per socket: the client changed its callsign.
+                let p = self.slots[id as usize].as_mut()?;
+                self.by_callsign.remove(&p.callsign);
+                self.by_callsign.insert(info.callsign, id);
+                p.callsign = info.callsign;
+                p.pos = pos;
+                p.orientation = read_orientation(datagram);
+                p.model = read_model(datagram).to_vec();
+                p.range_nm = range_nm;
+                p.placement = self.index.update(id, p.placement, placement);
+                p.last_seen = now;
+                p.joined = now;
+                p.last_lazy_relay = None;
+                add(&self.stats.pilots_replaced, 1);
+                add(&self.stats.pilots_joined, 1);
+                return Some(id);
+            }
+            let n = self.per_source.get(&source_key(from.ip())).copied();
+            if n.unwrap_or(0) as usize >= self.config.max_pilots_per_ip {
+                self.stats.count_drop(DropReason::PerIpLimit);
+                return None;
+            }
+        }
         if self.by_callsign.len() >= self.config.max_pilots {
             self.stats.count_drop(DropReason::TableFull);
             return None;
         }
-        let range_nm = resolve(None, &self.config);
-        let placement = SpatialIndex::placement(pos, range_nm);
+        let serial = self.next_serial;
+        self.next_serial += 1;
         let pilot = Pilot {
             callsign: info.callsign,
             addr: from,
@@ -287,6 +364,7 @@ impl Engine {
             last_seen: now,
             joined: now,
             last_lazy_relay: None,
+            serial,
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -299,12 +377,16 @@ impl Engine {
             }
         };
         self.by_callsign.insert(info.callsign, id);
+        if origin == Origin::Local {
+            self.by_addr.insert(from, id);
+            *self.per_source.entry(source_key(from.ip())).or_default() += 1;
+            self.local_count += 1;
+        }
         self.index.insert(id, placement);
+        self.expiry
+            .schedule(Entry { slot: id, serial }, now + self.config.player_expiry);
         add(&self.stats.pilots_joined, 1);
         self.publish_counts();
-        if self.next_sweep.is_none() {
-            self.next_sweep = Some(now + SWEEP_INTERVAL);
-        }
         Some(id)
     }
 
@@ -386,8 +468,8 @@ impl Engine {
             if peer.addr == from || origin == Origin::Relay(k) {
                 continue;
             }
-            if !(lazy_due || self.relay_wants[k]) {
-                continue;
+            if !(lazy_due || self.relay_wants[k]) || self.relay_is_crossfeed[k] {
+                continue; // (a crossfeed target already has its copy)
             }
             let pl = *to_relays.get_or_insert_with(|| {
                 let pl = out.payload(datagram);
@@ -419,39 +501,54 @@ impl Engine {
 
     /// When [`Engine::handle_timeout`] should next be called, if at all.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.next_sweep
+        self.expiry.next_due()
     }
 
     /// Drops pilots silent for longer than `player_expiry` (nothing is sent; `out` is
-    /// the shared engine interface's).
+    /// the shared engine interface's). Only the pilots whose deadline has come are
+    /// looked at: the cost is per due pilot, not per pilot in the table.
     pub fn handle_timeout(&mut self, now: Instant, _out: &mut Outbox) {
-        if self.next_sweep.is_none_or(|t| now < t) {
+        if self.expiry.next_due().is_none_or(|t| now < t) {
             return;
         }
         let expiry = self.config.player_expiry;
-        let gone: Vec<u32> = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| {
-                let p = s.as_ref()?;
-                (now.saturating_duration_since(p.last_seen) > expiry).then_some(i as u32)
-            })
-            .collect();
-        for id in gone {
-            self.remove(id);
-            add(&self.stats.pilots_expired, 1);
+        let mut due = std::mem::take(&mut self.due);
+        self.expiry.take_due(now, &mut due);
+        for e in due.drain(..) {
+            let Some(p) = self.slots.get(e.slot as usize).and_then(Option::as_ref) else {
+                continue;
+            };
+            if p.serial != e.serial {
+                continue; // the pilot it was filed for is gone.
+            }
+            if now.saturating_duration_since(p.last_seen) > expiry {
+                self.remove(e.slot);
+                add(&self.stats.pilots_expired, 1);
+            } else {
+                // Heard from since: look again when it would expire (always a later second).
+                let at = (p.last_seen + expiry).max(now + Duration::from_millis(1));
+                self.expiry.schedule(e, at);
+            }
         }
-        self.next_sweep = if self.by_callsign.is_empty() {
-            None
-        } else {
-            Some(now + SWEEP_INTERVAL)
-        };
+        self.due = due;
     }
 
     fn remove(&mut self, id: u32) {
         if let Some(p) = self.slots.get_mut(id as usize).and_then(Option::take) {
             self.by_callsign.remove(&p.callsign);
+            if p.origin == Origin::Local {
+                if self.by_addr.get(&p.addr) == Some(&id) {
+                    self.by_addr.remove(&p.addr);
+                }
+                let key = source_key(p.addr.ip());
+                if let Some(n) = self.per_source.get_mut(&key) {
+                    *n -= 1;
+                    if *n == 0 {
+                        self.per_source.remove(&key);
+                    }
+                }
+                self.local_count -= 1;
+            }
             self.index.remove(id, p.placement);
             self.free.push(id);
         }
@@ -459,15 +556,9 @@ impl Engine {
     }
 
     fn publish_counts(&self) {
-        let local = self
-            .slots
-            .iter()
-            .flatten()
-            .filter(|p| p.origin == Origin::Local)
-            .count();
         let total = self.by_callsign.len();
-        set(&self.stats.pilots_local, local as u64);
-        set(&self.stats.pilots_remote, (total - local) as u64);
+        set(&self.stats.pilots_local, self.local_count as u64);
+        set(&self.stats.pilots_remote, (total - self.local_count) as u64);
     }
 
     /// Number of pilots known (local and remote, observers included), as fgms counts "N pilot(s) online".

@@ -8,11 +8,12 @@
 
 pub mod config;
 pub mod engine;
+pub mod expiry;
 pub mod spatial;
 pub mod stats;
 pub mod telnet;
 
-pub use config::{Config, RelayPeer};
+pub use config::{source_key, Config, RelayPeer};
 pub use engine::{Engine, Origin, PilotView};
 pub use sansio::{Outbox, Transmit};
 pub use stats::{DropReason, Stats};

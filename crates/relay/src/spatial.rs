@@ -14,10 +14,14 @@ const TIER_NM: [f64; 8] = [2.0, 5.0, 10.0, 25.0, 100.0, 400.0, 1000.0, 4000.0];
 
 type Cell = (i32, i32, i32);
 
-/// Index of slot numbers (opaque `u32` ids chosen by the caller) by position and range.
+/// Index of slot numbers (small dense `u32` ids chosen by the caller, such as
+/// table slots) by position and range. Insert, move and remove cost O(1) whatever
+/// the number of entries in the cell: each id remembers its offset in its cell.
 #[derive(Debug, Default)]
 pub struct SpatialIndex {
     tiers: [Tier; TIER_NM.len()],
+    /// Offset of each id in its cell's list (indexed by id; stale for ids not filed).
+    offset: Vec<u32>,
 }
 
 #[derive(Debug, Default)]
@@ -64,21 +68,37 @@ impl SpatialIndex {
     /// Files `id` at `at`.
     pub fn insert(&mut self, id: u32, at: Placement) {
         let t = &mut self.tiers[at.tier as usize];
-        t.cells.entry(at.cell).or_default().push(id);
+        let v = t.cells.entry(at.cell).or_default();
+        let slot = id as usize;
+        if self.offset.len() <= slot {
+            self.offset.resize(slot + 1, 0);
+        }
+        self.offset[slot] = v.len() as u32;
+        v.push(id);
         t.count += 1;
     }
 
-    /// Removes `id` from `at` (where it was filed).
+    /// Removes `id` from `at` (where it was filed): O(1), the last id of the cell
+    /// takes its place.
     pub fn remove(&mut self, id: u32, at: Placement) {
         let t = &mut self.tiers[at.tier as usize];
-        if let Some(v) = t.cells.get_mut(&at.cell) {
-            if let Some(i) = v.iter().position(|&x| x == id) {
-                v.swap_remove(i);
-                t.count -= 1;
-            }
-            if v.is_empty() {
-                t.cells.remove(&at.cell);
-            }
+        let Some(v) = t.cells.get_mut(&at.cell) else {
+            return;
+        };
+        let i = self
+            .offset
+            .get(id as usize)
+            .map_or(usize::MAX, |&o| o as usize);
+        if v.get(i) != Some(&id) {
+            return; // not filed here: nothing to remove.
+        }
+        v.swap_remove(i);
+        if let Some(&moved) = v.get(i) {
+            self.offset[moved as usize] = i as u32;
+        }
+        t.count -= 1;
+        if v.is_empty() {
+            t.cells.remove(&at.cell);
         }
     }
 
@@ -162,6 +182,43 @@ mod tests {
                     prop_assert!(got.contains(&(i as u32)), "pilot {} at range {} missed", i, r);
                 }
             }
+        }
+    }
+
+    proptest! {
+        /// Any sequence of inserts, moves and removes in a few crowded cells leaves
+        /// exactly the live ids filed, each once (the O(1) removal keeps its offsets right).
+        #[test]
+        fn inserts_moves_and_removes_keep_exactly_the_live_ids(
+            ops in prop::collection::vec((0u32..40, 0usize..3, any::<bool>()), 1..400),
+        ) {
+            let spots = [at(10.0, 10.0), at(10.0001, 10.0), at(-40.0, 100.0)];
+            let mut idx = SpatialIndex::new();
+            let mut live: std::collections::BTreeMap<u32, Placement> = Default::default();
+            for (id, spot, remove) in ops {
+                let p = SpatialIndex::placement(spots[spot], 50.0);
+                match (live.get(&id).copied(), remove) {
+                    (Some(old), true) => {
+                        idx.remove(id, old);
+                        live.remove(&id);
+                    }
+                    (Some(old), false) => {
+                        live.insert(id, idx.update(id, old, p));
+                    }
+                    (None, _) => {
+                        idx.insert(id, p);
+                        live.insert(id, p);
+                    }
+                }
+            }
+            prop_assert_eq!(idx.len(), live.len());
+            let mut got = Vec::new();
+            for s in spots {
+                idx.candidates(s, |id| got.push(id));
+            }
+            got.sort_unstable();
+            got.dedup();
+            prop_assert_eq!(got, live.keys().copied().collect::<Vec<_>>());
         }
     }
 

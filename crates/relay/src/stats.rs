@@ -38,11 +38,19 @@ pub enum DropReason {
     UnsupportedMsgId,
     /// The pilot table is full.
     TableFull,
+    /// A new callsign from a source IPv4 address or IPv6 /64 that already has
+    /// `max_pilots_per_ip` local pilots.
+    PerIpLimit,
+    /// A client (`FGFS`) datagram from the address of a configured relay or
+    /// crossfeed target (it would be sent their copies twice).
+    PeerAddress,
+    /// Position more than 100,000 km from the Earth's centre.
+    PositionOutOfRange,
 }
 
 impl DropReason {
     /// Every reason, in counter order.
-    pub const ALL: [DropReason; 16] = [
+    pub const ALL: [DropReason; 19] = [
         DropReason::Blacklisted,
         DropReason::Runt,
         DropReason::Oversize,
@@ -59,6 +67,9 @@ impl DropReason {
         DropReason::UnknownSender,
         DropReason::UnsupportedMsgId,
         DropReason::TableFull,
+        DropReason::PerIpLimit,
+        DropReason::PeerAddress,
+        DropReason::PositionOutOfRange,
     ];
 
     /// Stable snake_case name for logs, telnet and metrics.
@@ -80,6 +91,9 @@ impl DropReason {
             DropReason::UnknownSender => "unknown_sender",
             DropReason::UnsupportedMsgId => "unsupported_msg_id",
             DropReason::TableFull => "table_full",
+            DropReason::PerIpLimit => "per_ip_limit",
+            DropReason::PeerAddress => "peer_address",
+            DropReason::PositionOutOfRange => "position_out_of_range",
         }
     }
 
@@ -135,10 +149,18 @@ pub struct Stats {
     pub pilots_joined: AtomicU64,
     /// Pilots dropped after going silent.
     pub pilots_expired: AtomicU64,
+    /// Pilots replaced by a new callsign from the same address (also counted as joined).
+    pub pilots_replaced: AtomicU64,
     /// Local pilots right now.
     pub pilots_local: AtomicU64,
     /// Remote pilots (learned from relays) right now.
     pub pilots_remote: AtomicU64,
+    /// Telnet pilot lists sent (counted by the telnet listener).
+    pub telnet_served: AtomicU64,
+    /// Telnet connections closed unserved: their source had too many open.
+    pub telnet_refused_per_ip: AtomicU64,
+    /// Telnet connections closed unserved: too many open in total.
+    pub telnet_refused_total: AtomicU64,
     drops: [AtomicU64; DropReason::ALL.len()],
 }
 
@@ -175,8 +197,12 @@ impl Stats {
             ("to_crossfeeds", g(&self.to_crossfeeds)),
             ("pilots_joined", g(&self.pilots_joined)),
             ("pilots_expired", g(&self.pilots_expired)),
+            ("pilots_replaced", g(&self.pilots_replaced)),
             ("pilots_local", g(&self.pilots_local)),
             ("pilots_remote", g(&self.pilots_remote)),
+            ("telnet_served", g(&self.telnet_served)),
+            ("telnet_refused_per_ip", g(&self.telnet_refused_per_ip)),
+            ("telnet_refused_total", g(&self.telnet_refused_total)),
         ];
         for r in DropReason::ALL {
             v.push((r.name(), self.dropped(r)));
@@ -185,7 +211,8 @@ impl Stats {
     }
 }
 
-pub(crate) fn add(c: &AtomicU64, n: u64) {
+/// Adds `n` to a counter.
+pub fn add(c: &AtomicU64, n: u64) {
     c.fetch_add(n, Relaxed);
 }
 

@@ -531,3 +531,263 @@ fn other_message_ids_are_not_forwarded() {
     }
     assert_eq!(r.dropped(DropReason::UnsupportedMsgId), 8);
 }
+
+// --- Issue 9, item 2: one pilot per socket, a cap per source, one copy per address.
+
+/// Destinations of one datagram, each with how many copies it was sent.
+fn copies(
+    r: &mut Rig,
+    d: &[u8],
+    from: &str,
+    at_s: f64,
+) -> std::collections::BTreeMap<SocketAddr, usize> {
+    let mut m = std::collections::BTreeMap::new();
+    for (_, to) in r.send(d, from, at_s) {
+        *m.entry(to).or_default() += 1;
+    }
+    m
+}
+
+#[test]
+fn a_socket_announcing_many_callsigns_gets_one_copy() {
+    // Before: each callsign became a pilot and the socket received K copies.
+    let mut r = Rig::new(Config::default());
+    for i in 0..5 {
+        r.send(&pos(&format!("SPAM{i}"), BIKF, 100), A, 0.0);
+    }
+    assert_eq!(r.e.pilot_count(), 1, "one pilot per socket");
+    let got = copies(&mut r, &pos("VICTIM", BIKF, 100), B, 0.1);
+    assert_eq!(got.get(&addr(A)), Some(&1));
+    assert_eq!(
+        r.e.stats()
+            .pilots_replaced
+            .load(std::sync::atomic::Ordering::Relaxed),
+        4
+    );
+}
+
+#[test]
+fn a_callsign_change_on_the_same_socket_replaces_the_pilot_at_once() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("OLD", BIKF, 100), A, 0.0);
+    r.send(&pos("BRAVO", north(BIKF, 1.0), 100), B, 0.0);
+    // The simulator's callsign changes: the new one is forwarded at once.
+    let new = pos("NEW", BIKF, 100);
+    assert_eq!(r.send(&new, A, 0.1), vec![(new.clone(), addr(B))]);
+    let names: Vec<String> =
+        r.e.pilots(r.t0)
+            .iter()
+            .map(|p| p.callsign.to_string())
+            .collect();
+    assert_eq!(names.len(), 2);
+    assert!(names.contains(&"NEW".to_string()) && !names.contains(&"OLD".to_string()));
+    // The old callsign is free for anyone at once, and chat under it is unknown.
+    assert!(r.send(&chat("OLD", "hi"), A, 0.2).is_empty());
+    assert_eq!(r.dropped(DropReason::UnknownSender), 1);
+    r.send(&pos("OLD", BIKF, 100), C, 0.3);
+    assert_eq!(r.e.pilot_count(), 3);
+    assert_eq!(r.dropped(DropReason::AddressMismatch), 0);
+}
+
+#[test]
+fn a_taken_callsign_does_not_replace_the_senders_pilot() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    r.send(&pos("BRAVO", BIKF, 100), B, 0.0);
+    // B claims ALPHA: refused, and BRAVO stays.
+    assert!(r.send(&pos("ALPHA", BIKF, 100), B, 0.1).is_empty());
+    assert_eq!(r.dropped(DropReason::AddressMismatch), 1);
+    assert_eq!(r.dests(&pos("BRAVO", BIKF, 100), B, 0.2), vec![addr(A)]);
+}
+
+#[test]
+fn pilots_per_ipv4_address_are_capped() {
+    let mut r = Rig::new(Config {
+        max_pilots_per_ip: 3,
+        ..Config::default()
+    });
+    for port in 1..=4 {
+        r.send(
+            &pos(&format!("P{port}"), BIKF, 100),
+            &format!("192.0.2.1:{port}"),
+            0.0,
+        );
+    }
+    assert_eq!(r.e.pilot_count(), 3);
+    assert_eq!(r.dropped(DropReason::PerIpLimit), 1);
+    // Other addresses are not affected; a callsign change on a counted socket still works.
+    r.send(&pos("OTHER", BIKF, 100), "192.0.2.2:1", 0.0);
+    r.send(&pos("P1NEW", BIKF, 100), "192.0.2.1:1", 0.1);
+    assert_eq!(r.e.pilot_count(), 4);
+    assert_eq!(r.dropped(DropReason::PerIpLimit), 1);
+    // When one expires there is room again.
+    for t in [2.0, 4.0, 6.0, 8.0, 10.0, 12.0] {
+        for port in 1..=2 {
+            let cs = if port == 1 {
+                "P1NEW".to_string()
+            } else {
+                format!("P{port}")
+            };
+            r.send(&pos(&cs, BIKF, 100), &format!("192.0.2.1:{port}"), t);
+        }
+        r.send(&pos("OTHER", BIKF, 100), "192.0.2.2:1", t);
+        r.e.handle_timeout(r.t0 + Duration::from_secs_f64(t), &mut r.out);
+    }
+    assert_eq!(r.e.pilot_count(), 3, "P3 expired");
+    r.send(&pos("P4", BIKF, 100), "192.0.2.1:4", 12.5);
+    assert_eq!(r.e.pilot_count(), 4);
+    assert_eq!(r.dropped(DropReason::PerIpLimit), 1);
+}
+
+#[test]
+fn pilots_per_ipv6_64_are_capped_whatever_the_interface_id() {
+    let mut r = Rig::new(Config {
+        max_pilots_per_ip: 2,
+        ..Config::default()
+    });
+    r.send(&pos("V1", BIKF, 100), "[2001:db8:0:1::1]:5000", 0.0);
+    r.send(&pos("V2", BIKF, 100), "[2001:db8:0:1::2]:5000", 0.0);
+    r.send(
+        &pos("V3", BIKF, 100),
+        "[2001:db8:0:1:ffff:ffff:ffff:ffff]:5000",
+        0.0,
+    );
+    assert_eq!(r.e.pilot_count(), 2);
+    assert_eq!(r.dropped(DropReason::PerIpLimit), 1);
+    r.send(&pos("V4", BIKF, 100), "[2001:db8:0:2::1]:5000", 0.0);
+    assert_eq!(r.e.pilot_count(), 3, "another /64 is another source");
+}
+
+#[test]
+fn the_per_ip_cap_does_not_apply_to_relay_traffic() {
+    let mut r = Rig::new(Config {
+        max_pilots_per_ip: 1,
+        ..relay_cfg(&[R1], false)
+    });
+    for i in 0..5 {
+        r.send(&relay_form(&pos(&format!("REM{i}"), BIKF, 100)), R1, 0.0);
+    }
+    assert_eq!(
+        r.e.pilot_count(),
+        5,
+        "a relay carries many pilots from one address"
+    );
+    assert_eq!(r.dropped(DropReason::PerIpLimit), 0);
+}
+
+#[test]
+fn a_client_at_a_relay_or_crossfeed_address_is_refused() {
+    let cf = "127.0.0.1:30000";
+    let mut r = Rig::new(Config {
+        crossfeeds: vec![addr(cf)],
+        ..relay_cfg(&[R1], false)
+    });
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    assert!(r.send(&pos("SPOOF1", BIKF, 100), R1, 0.1).is_empty());
+    assert!(r.send(&pos("SPOOF2", BIKF, 100), cf, 0.1).is_empty());
+    assert_eq!(r.dropped(DropReason::PeerAddress), 2);
+    assert_eq!(r.e.pilot_count(), 1);
+}
+
+#[test]
+fn a_relay_that_is_also_a_crossfeed_gets_one_copy() {
+    let mut r = Rig::new(Config {
+        crossfeeds: vec![addr(R1), addr(R1)],
+        ..relay_cfg(&[R1, R1], false)
+    });
+    let got = copies(&mut r, &pos("ALPHA", BIKF, 100), A, 0.0);
+    assert_eq!(got.get(&addr(R1)), Some(&1));
+}
+
+#[test]
+fn positions_outside_the_physical_envelope_are_dropped() {
+    let mut r = Rig::new(Config::default());
+    r.send(&pos("ALPHA", BIKF, 100), A, 0.0);
+    for p in [
+        [1e308, 0.0, 0.0],
+        [0.0, -1.0e8 - 1.0, 0.0],
+        [7.0e7, 7.0e7, 7.0e7],
+    ] {
+        let m = Message::position(
+            Callsign::new("FAR").unwrap(),
+            100,
+            Position::at("Aircraft/c172p/Models/c172p.xml", p),
+        );
+        assert!(r.send(&to_bytes(&m).unwrap(), B, 0.1).is_empty());
+    }
+    assert_eq!(r.dropped(DropReason::PositionOutOfRange), 3);
+    assert_eq!(r.e.pilot_count(), 1);
+    // A satellite-high position (GPS orbit, 26,600 km from the centre) is still accepted.
+    let m = Message::position(
+        Callsign::new("HIGH").unwrap(),
+        100,
+        Position::at("Aircraft/c172p/Models/c172p.xml", [2.66e7, 0.0, 0.0]),
+    );
+    r.send(&to_bytes(&m).unwrap(), B, 0.2);
+    assert_eq!(r.e.pilot_count(), 2);
+}
+
+#[test]
+fn a_silent_pilot_expires_among_a_thousand_steady_ones() {
+    // 1,000 pilots join at 0 and keep sending; one joins at 5 and goes silent.
+    let mut r = Rig::new(Config::default());
+    for i in 0..1000u32 {
+        let from = format!("127.1.{}.{}:5000", i / 250, i % 250);
+        r.send(&pos(&format!("S{i}"), BIKF, 10), &from, 0.0);
+    }
+    r.send(&pos("GONE", BIKF, 10), B, 5.0);
+    let mut t = 1.0;
+    while t <= 16.0 {
+        for i in 0..1000u32 {
+            let from = format!("127.1.{}.{}:5000", i / 250, i % 250);
+            r.send(&pos(&format!("S{i}"), BIKF, 10), &from, t);
+        }
+        r.e.handle_timeout(r.t0 + Duration::from_secs_f64(t), &mut r.out);
+        t += 1.0;
+    }
+    assert_eq!(
+        r.e.pilot_count(),
+        1000,
+        "GONE expired, the steady ones stay"
+    );
+    assert_eq!(
+        r.e.stats()
+            .pilots_expired
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+}
+
+mod no_double_copies {
+    use super::*;
+    use proptest::prelude::*;
+
+    const ADDRS: [&str; 6] = [A, B, C, "[2001:db8::1]:1", R1, "127.0.0.1:30000"];
+
+    proptest! {
+        /// Whatever callsigns any source (clients, a relay, a crossfeed target's
+        /// address) announces, in any order, no address is ever sent two copies
+        /// of one datagram.
+        #[test]
+        fn no_address_receives_two_copies_of_one_datagram(
+            ops in prop::collection::vec((0usize..6, 0usize..6, any::<bool>(), 0u8..3), 1..120),
+        ) {
+            let mut r = Rig::new(Config {
+                crossfeeds: vec![addr("127.0.0.1:30000")],
+                hub: true,
+                ..relay_cfg(&[R1, R2], true)
+            });
+            for (k, (src, cs, relay_magic, spot)) in ops.into_iter().enumerate() {
+                let at = [BIKF, north(BIKF, 3.0), north(BIKF, 300.0)][spot as usize];
+                let mut d = pos(&format!("CS{cs}"), at, 100);
+                if relay_magic {
+                    d = relay_form(&d);
+                }
+                let got = copies(&mut r, &d, ADDRS[src], k as f64 * 0.05);
+                for (to, n) in got {
+                    prop_assert_eq!(n, 1, "{} got {} copies", to, n);
+                }
+            }
+        }
+    }
+}

@@ -63,6 +63,10 @@ pub struct RelayArgs {
     /// Most pilots held at once (default 50000).
     #[arg(long, value_name = "N")]
     max_pilots: Option<usize>,
+    /// Most local pilots per source IPv4 address or IPv6 /64 (default 16); a new
+    /// callsign from a socket that already has a pilot replaces that pilot.
+    #[arg(long, value_name = "N")]
+    max_pilots_per_ip: Option<usize>,
     /// Receive threads per UDP address, sharing the port (default: one per CPU core).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
@@ -289,6 +293,9 @@ impl RelayArgs {
         if let Some(v) = self.max_pilots {
             r.max_pilots = v;
         }
+        if let Some(v) = self.max_pilots_per_ip {
+            r.max_pilots_per_ip = v;
+        }
         if let Some(v) = self.workers {
             r.workers = v;
         }
@@ -425,7 +432,7 @@ async fn start_relay(
         sup,
         cfg,
         &f.relay.listen_addrs()?,
-        &f.relay.telnet_addrs()?,
+        f.relay.telnet_options()?,
         workers,
     )
     .await
