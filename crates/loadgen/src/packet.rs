@@ -24,6 +24,11 @@ const SEQ_SPAN: f64 = 16_777_216.0;
 
 /// The callsign of pilot `i`: `L` and `i` in base 36, NUL-padded (at most 7 characters).
 pub fn callsign(i: u32) -> [u8; 8] {
+    callsign_prefixed(b'L', i)
+}
+
+/// `prefix` and `i` in base 36 (the last 6 digits), NUL-padded.
+pub fn callsign_prefixed(prefix: u8, i: u32) -> [u8; 8] {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let mut digits = [0u8; 7];
     let mut n = 0;
@@ -37,7 +42,7 @@ pub fn callsign(i: u32) -> [u8; 8] {
         }
     }
     let mut out = [0u8; 8];
-    out[0] = b'L';
+    out[0] = prefix;
     for k in 0..n {
         out[1 + k] = digits[n - 1 - k];
     }

@@ -13,10 +13,12 @@
 //! window ends. Sends and time are both bounded: at most pilots × hz × (warmup +
 //! seconds) datagrams, and a sender that falls behind stops at the window's end.
 
+mod churn;
 mod receiver;
 mod report;
 mod sender;
 
+pub use churn::ChurnReport;
 pub use report::{Latency, Report};
 
 use crate::layout::{fanout, place, Layout};
@@ -80,9 +82,41 @@ pub struct FgArgs {
           value_parser = clap::value_parser!(u32).range(1..=16))]
     pub recv_threads: u32,
     /// Local IP for the pilot sockets [default: the loopback address of the target's
-    /// family if the target is on loopback, otherwise the unspecified address].
+    /// family if the target is on loopback, otherwise the unspecified address]. On
+    /// IPv4 loopback without `--bind` the pilots are spread over 127.0.0.0/8, 16 per
+    /// address, so they fit a relay's default `max_pilots_per_ip`; on ::1 or with
+    /// `--bind` they share one address (raise the relay's cap).
     #[arg(long, value_name = "IP")]
     pub bind: Option<IpAddr>,
+    /// Churn: this many extra pilots per second join (out of everyone's range, over
+    /// Antarctica), fly `--churn-life` seconds at 1 Hz, and go silent, so the relay
+    /// keeps admitting and expiring pilots while the measured ones fly.
+    #[arg(long, default_value_t = 0.0, value_name = "PER_S")]
+    pub churn: f64,
+    /// Seconds each churn pilot flies before going silent.
+    #[arg(long, default_value_t = 3.0, value_name = "S")]
+    pub churn_life: f64,
+    /// The relay's player expiry (for the report: when the burst is due to expire).
+    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    pub churn_expiry: f64,
+    /// This many extra pilots fly through the warmup and all go silent when the
+    /// measured window starts, so the relay expires them at once inside the window
+    /// (make the window longer than `--churn-expiry`); the report's `max_gap_ms`
+    /// shows what the measured pilots felt.
+    #[arg(long, default_value_t = 0, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(0..=i64::from(churn::MAX_BURST)))]
+    pub expire_burst: u32,
+}
+
+impl FgArgs {
+    fn churn_args(&self) -> churn::ChurnArgs {
+        churn::ChurnArgs {
+            rate: self.churn,
+            life: self.churn_life,
+            expiry: self.churn_expiry,
+            burst: self.expire_burst,
+        }
+    }
 }
 /// Progress counters read once per second.
 #[derive(Default)]
@@ -157,7 +191,7 @@ fn validate(a: &FgArgs) -> Result<()> {
             bail!("--spread must be between 0 and 600 nm");
         }
     }
-    Ok(())
+    a.churn_args().validate()
 }
 
 /// The target, preferring IPv4 when a name has both (port 5000 when none is given).
@@ -182,7 +216,23 @@ fn bind_address(bind: Option<IpAddr>, target: SocketAddr) -> Result<IpAddr> {
     Ok(bind)
 }
 
-fn open_sockets(n: usize, bind: IpAddr, target: SocketAddr) -> Result<Vec<UdpSocket>> {
+/// The local address of pilot socket `i`: `bind`, or on IPv4 loopback when no
+/// `--bind` was given, 127.0.0.1 + i / 16 (16 pilots per address).
+fn pilot_ip(bind: IpAddr, spread: bool, i: usize) -> IpAddr {
+    match bind {
+        IpAddr::V4(a) if spread && a.is_loopback() => {
+            IpAddr::V4(Ipv4Addr::from(u32::from(a) + i as u32 / churn::PER_ADDRESS))
+        }
+        other => other,
+    }
+}
+
+fn open_sockets(
+    n: usize,
+    bind: IpAddr,
+    spread: bool,
+    target: SocketAddr,
+) -> Result<Vec<UdpSocket>> {
     // Room for bursts without letting 10,000 sockets pin gigabytes: 512 MB shared, 256 KB-2 MB each.
     let rcvbuf = ((512usize << 20) / n.max(1)).clamp(256 << 10, 2 << 20);
     let mut out = Vec::with_capacity(n);
@@ -193,8 +243,9 @@ fn open_sockets(n: usize, bind: IpAddr, target: SocketAddr) -> Result<Vec<UdpSoc
             send_buffer: 0,
             pmtu_probe: false,
         };
-        let s = udp::bind(SocketAddr::new(bind, 0), options)
-            .with_context(|| format!("cannot bind pilot socket {i} to {bind}:0"))?;
+        let ip = pilot_ip(bind, spread, i);
+        let s = udp::bind(SocketAddr::new(ip, 0), options)
+            .with_context(|| format!("cannot bind pilot socket {i} to {ip}:0"))?;
         s.connect(target)
             .with_context(|| format!("cannot connect a UDP socket to {target}"))?;
         enable_timestamps(&s).context("cannot enable SO_TIMESTAMPNS")?;
@@ -222,14 +273,19 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
     let target = resolve_target(&args.target)?;
     let bind = bind_address(args.bind, target)?;
     let n = args.pilots as usize;
+    let churn_args = args.churn_args();
+    let extra = churn_args.sockets() + 16;
     let limit = crate::limits::raise_nofile();
-    if (n as u64) + 64 > limit {
-        bail!("{n} pilots need {} open files; the limit is {limit} (raise the hard limit, ulimit -Hn)", n + 64);
+    if ((n + extra) as u64) + 64 > limit {
+        bail!(
+            "{n} pilots and {extra} churn sockets need {} open files; the limit is {limit} (raise the hard limit, ulimit -Hn)",
+            n + extra + 64
+        );
     }
     let spread = args.spread.unwrap_or(args.layout.default_spread_nm());
     let placement = place(args.layout.airports(), n, spread);
     let fan = fanout(&placement, &vec![f64::from(args.range); n]);
-    let socks = Arc::new(open_sockets(n, bind, target)?);
+    let socks = Arc::new(open_sockets(n, bind, args.bind.is_none(), target)?);
     let ports: Vec<u16> = socks
         .iter()
         .filter_map(|s| s.local_addr().ok().map(|a| a.port()))
@@ -238,7 +294,7 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
     let start = Instant::now();
     let plan = Arc::new(Plan::new(&args, placement.pos, realtime_ns()));
     let live = Arc::new(Live::default());
-    let threads = Threads::spawn(&args, &socks, &plan, start, &stop, &live)?;
+    let threads = Threads::spawn(&args, &socks, (bind, target), &plan, start, &stop, &live)?;
     let progress = std::io::stderr().is_terminal();
     let before = watch(
         &threads,
@@ -249,7 +305,7 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
         &live,
         progress,
     );
-    let (sent, recv, thread_cpu) = threads.join()?;
+    let (sent, recv, churned, thread_cpu) = threads.join()?;
     let after = snapshot(args.target_pid);
     if progress {
         eprintln!();
@@ -264,6 +320,7 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
         sent: &sent,
         recv: &recv,
         thread_cpu,
+        churn: churn_args.any().then_some(churned),
         before: &before,
         after: &after,
         interrupted: stop.is_raised(),
@@ -281,6 +338,7 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
 struct Threads {
     send: JoinHandle<SendResult>,
     recv: Vec<JoinHandle<Result<RecvResult>>>,
+    churn: Option<JoinHandle<ChurnReport>>,
 }
 
 impl Threads {
@@ -288,6 +346,7 @@ impl Threads {
     fn spawn(
         args: &FgArgs,
         socks: &Arc<Vec<UdpSocket>>,
+        (bind, target): (IpAddr, SocketAddr),
         plan: &Arc<Plan>,
         start: Instant,
         stop: &Arc<Wake>,
@@ -306,13 +365,25 @@ impl Threads {
                     .context("cannot start a receive thread")?,
             );
         }
+        let churn_args = args.churn_args();
+        let churn = if churn_args.any() {
+            let (plan, stop) = (plan.clone(), stop.clone());
+            Some(
+                std::thread::Builder::new()
+                    .name("load-churn".into())
+                    .spawn(move || churn::churn(churn_args, bind, target, &plan, start, &stop))
+                    .context("cannot start the churn thread")?,
+            )
+        } else {
+            None
+        };
         let (socks, plan, stop, live) = (socks.clone(), plan.clone(), stop.clone(), live.clone());
         let range_nm = args.range;
         let send = std::thread::Builder::new()
             .name("load-send".into())
             .spawn(move || sender(&socks, &plan, range_nm, start, &stop, &live))
             .context("cannot start the send thread")?;
-        Ok(Threads { send, recv })
+        Ok(Threads { send, recv, churn })
     }
 
     /// Whether every receive thread ended (the drain is over).
@@ -322,7 +393,7 @@ impl Threads {
 
     /// Waits for every thread: the sender's counters, the receivers' summed, and
     /// each thread's CPU seconds over the window by thread name.
-    fn join(self) -> Result<(SendResult, RecvResult, BTreeMap<String, f64>)> {
+    fn join(self) -> Result<(SendResult, RecvResult, ChurnReport, BTreeMap<String, f64>)> {
         let sent = self
             .send
             .join()
@@ -337,7 +408,13 @@ impl Threads {
             thread_cpu.insert(format!("load-recv-{k}"), r.cpu_s);
             recv.merge(&r);
         }
-        Ok((sent, recv, thread_cpu))
+        let churned = match self.churn {
+            Some(h) => h
+                .join()
+                .map_err(|_| anyhow::anyhow!("the churn thread panicked"))?,
+            None => ChurnReport::default(),
+        };
+        Ok((sent, recv, churned, thread_cpu))
     }
 }
 

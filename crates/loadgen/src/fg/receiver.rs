@@ -44,6 +44,10 @@ pub(super) struct RecvResult {
     pub cpu_window_arrivals: u64,
     /// Every datagram read, valid or not.
     pub any: u64,
+    /// Largest gap between consecutive arrivals at one pilot in the window, s.
+    pub max_gap_s: f64,
+    /// Last arrival in the window per pilot (indexed by pilot; 0 = none yet).
+    last_arrival: Vec<f64>,
 }
 
 impl RecvResult {
@@ -59,6 +63,7 @@ impl RecvResult {
         self.window_arrivals += r.window_arrivals;
         self.cpu_window_arrivals += r.cpu_window_arrivals;
         self.any += r.any;
+        self.max_gap_s = self.max_gap_s.max(r.max_gap_s);
     }
 
     /// Checks and counts the first `m` datagrams of `batch`, read on pilot `me`'s socket.
@@ -91,6 +96,14 @@ impl RecvResult {
                 self.cpu_window_arrivals += 1;
                 if arrived < plan.t_window_end {
                     self.window_arrivals += 1;
+                    if self.last_arrival.len() <= me {
+                        self.last_arrival.resize(me + 1, 0.0);
+                    }
+                    let last = &mut self.last_arrival[me];
+                    if *last > 0.0 {
+                        self.max_gap_s = self.max_gap_s.max(arrived - *last);
+                    }
+                    *last = last.max(arrived);
                 }
             }
             if u64::from(s.seq) < plan.warmup_rounds {

@@ -1,6 +1,7 @@
 //! What a run measured: the report (the `--json` object), its construction from the
 //! threads' counters and the CPU snapshots, and the human-readable table.
 
+use super::churn::ChurnReport;
 use super::receiver::RecvResult;
 use super::sender::SendResult;
 use super::FgArgs;
@@ -88,6 +89,11 @@ pub struct Report {
     pub warmup_received: u64,
     /// Latency from send to receive.
     pub latency: Latency,
+    /// Largest time between two consecutive datagrams arriving at one measured
+    /// pilot within the window, ms (a stall of the server shows here).
+    pub max_gap_ms: f64,
+    /// The churn and expiry burst, when asked for.
+    pub churn: Option<ChurnReport>,
     /// pilots × hz.
     pub requested_send_rate: f64,
     /// sent / seconds.
@@ -148,6 +154,7 @@ pub(super) struct Measured<'a> {
     pub recv: &'a RecvResult,
     /// CPU seconds per generator thread over the window.
     pub thread_cpu: BTreeMap<String, f64>,
+    pub churn: Option<ChurnReport>,
     /// At the window's start.
     pub before: &'a Snapshot,
     /// At the end of the drain.
@@ -195,6 +202,8 @@ impl Report {
             malformed: recv.malformed,
             warmup_received: recv.warmup_received,
             latency: Latency::of(&recv.hist),
+            max_gap_ms: recv.max_gap_s * 1e3,
+            churn: m.churn,
             requested_send_rate: requested,
             achieved_send_rate: achieved,
             max_send_rate: ratio(sent.sent as f64, sent.cpu_s, 0.0),
@@ -437,6 +446,25 @@ pub(super) fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<(
         "latency us              p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  mean {:.0}",
         l.p50_us, l.p90_us, l.p99_us, l.p999_us, l.max_us, l.mean_us
     )?;
+    writeln!(
+        out,
+        "largest gap             {:.1} ms between two arrivals at one pilot",
+        r.max_gap_ms
+    )?;
+    if let Some(c) = &r.churn {
+        writeln!(
+            out,
+            "churn                   {} joined at {}/s, {} s each ({} datagrams, {} send errors)",
+            c.joined, c.rate, c.life_s, c.sent, c.send_errors
+        )?;
+        if let (Some(s), Some(e)) = (c.burst_silent_at_s, c.burst_expires_at_s) {
+            writeln!(
+                out,
+                "expiry burst            {} pilots silent at {s:.2} s, due to expire at {e:.2} s",
+                c.burst
+            )?;
+        }
+    }
     write_costs(out, r)
 }
 
