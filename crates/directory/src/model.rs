@@ -8,12 +8,14 @@
 //! (resolving an external relay's address for probing) is a function it passes in.
 
 use crate::health::Health;
+use crate::stats::{Counter, Stats};
 use crate::zone::{self, Relay, Scenery, Zone};
 use crate::{mpservers_xml, terrasync, Error};
 use hickory_proto::rr::{Name, Record};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The zone's settings.
@@ -130,6 +132,7 @@ pub struct Directory {
     zone: Zone,
     relays: Vec<TrackedRelay>,
     scenery: Vec<Scenery>,
+    stats: Arc<Stats>,
 }
 
 fn origin_of(s: &str) -> Result<Name, Error> {
@@ -179,7 +182,7 @@ fn tracked(
             name: c.name.clone(),
             location: c.location.clone(),
             extra: c.extra.clone(),
-            up: true,
+            up: false,
         },
         probe,
         health: health.clone(),
@@ -198,7 +201,8 @@ fn scenery_of(s: &Scenery) -> Result<Scenery, Error> {
 
 impl Directory {
     /// Validates `config` and builds the model with SOA serial `serial`. Every
-    /// relay starts unprobed (published as up). `resolve(host, port)` is asked for
+    /// relay starts unprobed, published as down (SRV port 0) until its first good
+    /// probe. `resolve(host, port)` is asked for
     /// the probe address of a relay that has neither a `probe` nor an address.
     pub fn new(
         config: &Config,
@@ -221,10 +225,16 @@ impl Directory {
             zone,
             relays,
             scenery,
+            stats: Arc::default(),
         };
         // Every record can be built from here on; check it once.
         d.records()?;
         Ok(d)
+    }
+
+    /// The directory's counters, shared with the DNS part's listeners and pusher.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
     }
 
     /// The zone's parameters, serial included.
@@ -275,6 +285,9 @@ impl Directory {
                 continue;
             };
             t.last_rtt = rtt;
+            if rtt.is_none() {
+                self.stats.count(Counter::ProbeFailed);
+            }
             if t.health.record(rtt.is_some()) {
                 t.relay.up = t.health.is_up();
                 transitions.push(Transition {
@@ -426,16 +439,23 @@ mod tests {
     #[test]
     fn health_transitions_move_the_srv_port_and_bump_the_serial() {
         let mut d = build(&config(vec![relay("mp1"), relay("mp2")])).unwrap();
-        assert_eq!(srv_ports(&d.records().unwrap()), vec![5000, 5000]);
+        // Unprobed: published as down, so nobody is sent to a relay that may not run.
+        assert_eq!(srv_ports(&d.records().unwrap()), vec![0, 0]);
+        assert!(!d.mpservers_xml().contains("true"));
         let ok = Some(Duration::from_millis(3));
-        // Both answer: unknown -> up is no change of what is published.
+        // Both answer: the first good probe publishes the real port.
+        let first = d.record_probes([(0, ok), (1, ok)]).unwrap().unwrap();
+        assert_eq!(first.serial, 8);
+        assert_eq!(first.transitions.len(), 2);
+        assert_eq!(srv_ports(&first.owned_before), vec![0, 0]);
+        assert_eq!(srv_ports(&first.records), vec![5000, 5000]);
         assert_eq!(d.record_probes([(0, ok), (1, ok)]).unwrap(), None);
-        assert_eq!(d.serial(), 7);
+        assert_eq!(d.serial(), 8);
         // mp2 misses one probe: fall is 2, still up.
         assert_eq!(d.record_probes([(0, ok), (1, None)]).unwrap(), None);
         let down = d.record_probes([(0, ok), (1, None)]).unwrap().unwrap();
-        assert_eq!(down.serial, 8);
-        assert_eq!(d.serial(), 8);
+        assert_eq!(down.serial, 9);
+        assert_eq!(d.serial(), 9);
         assert_eq!(
             down.transitions,
             vec![Transition {
@@ -444,7 +464,7 @@ mod tests {
             }]
         );
         assert_eq!(srv_ports(&down.records), vec![5000, 0]);
-        assert_eq!(soa_serial(&down.records), 8);
+        assert_eq!(soa_serial(&down.records), 9);
         assert_eq!(srv_ports(&down.owned_before), vec![5000, 5000]);
         assert_eq!(srv_ports(&down.owned), vec![5000, 0]);
         assert!(d
@@ -454,7 +474,7 @@ mod tests {
         // Back after rise = 2 successes.
         assert_eq!(d.record_probes([(1, ok)]).unwrap(), None);
         let up = d.record_probes([(1, ok), (9, None)]).unwrap().unwrap();
-        assert_eq!(up.serial, 9);
+        assert_eq!(up.serial, 10);
         assert!(up.transitions[0].up);
         assert_eq!(srv_ports(&up.records), vec![5000, 5000]);
         assert!(soa_serial(&up.records) > soa_serial(&down.records));
