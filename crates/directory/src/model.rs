@@ -76,6 +76,10 @@ pub struct Config {
 pub struct TrackedRelay {
     relay: Relay,
     probe: Option<SocketAddr>,
+    /// The host (and port) whose address is the probe target, when neither a
+    /// probe address nor addresses are configured: resolved by the caller, again
+    /// and again (see [`Directory::to_resolve`]).
+    resolve: Option<(Name, u16)>,
     health: Health,
     last_rtt: Option<Duration>,
 }
@@ -168,10 +172,11 @@ fn tracked(
         host: c.host.clone(),
         source: e,
     })?;
-    let probe = c
+    let configured = c
         .probe
-        .or_else(|| c.addresses.first().map(|ip| SocketAddr::new(*ip, c.port)))
-        .or_else(|| resolve(&host, c.port));
+        .or_else(|| c.addresses.first().map(|ip| SocketAddr::new(*ip, c.port)));
+    let resolve_host = configured.is_none().then(|| (host.clone(), c.port));
+    let probe = configured.or_else(|| resolve(&host, c.port));
     Ok(TrackedRelay {
         relay: Relay {
             host,
@@ -185,6 +190,7 @@ fn tracked(
             up: false,
         },
         probe,
+        resolve: resolve_host,
         health: health.clone(),
         last_rtt: None,
     })
@@ -269,6 +275,41 @@ impl Directory {
             .enumerate()
             .map(|(i, r)| (i, r.probe))
             .collect()
+    }
+
+    /// The relays whose probe address comes from resolving their host name:
+    /// `(index, host, port, resolved yet)`. The caller resolves them (again when
+    /// unresolved, and periodically: addresses change) and hands the result to
+    /// [`Self::resolved`].
+    pub fn to_resolve(&self) -> Vec<(usize, Name, u16, bool)> {
+        self.relays
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let (h, p) = r.resolve.clone()?;
+                Some((i, h, p, r.probe.is_some()))
+            })
+            .collect()
+    }
+
+    /// The result of resolving relay `i`'s host: a new probe address, or `None`
+    /// (counted; the last address, if any, is kept). Returns true when the address
+    /// changed.
+    pub fn resolved(&mut self, i: usize, addr: Option<SocketAddr>) -> bool {
+        let Some(t) = self.relays.get_mut(i).filter(|t| t.resolve.is_some()) else {
+            return false;
+        };
+        match addr {
+            None => {
+                self.stats.count(Counter::RelayResolveFailed);
+                false
+            }
+            Some(a) => {
+                let changed = t.probe != Some(a);
+                t.probe = Some(a);
+                changed
+            }
+        }
     }
 
     /// Records a round of probes (`(index, round trip or None)`). When any relay's
@@ -506,6 +547,28 @@ mod tests {
             ]
         );
         assert_eq!(asked, vec![("mpserver01.flightgear.org.".into(), 5000)]);
+        // Only the relay without an address is resolved, and again later.
+        let mut d = d;
+        let todo = d.to_resolve();
+        assert_eq!(todo.len(), 1);
+        assert_eq!((todo[0].0, todo[0].2, todo[0].3), (2, 5000, false));
+        assert!(!d.resolved(2, None));
+        assert_eq!(d.stats().get(Counter::RelayResolveFailed), 1);
+        assert!(d.resolved(2, Some("203.0.113.9:5000".parse().unwrap())));
+        assert!(!d.resolved(2, None), "a failure keeps the last address");
+        assert_eq!(
+            d.probe_targets()[2].1,
+            Some("203.0.113.9:5000".parse().unwrap())
+        );
+        assert!(d.to_resolve()[0].3);
+        assert!(
+            !d.resolved(0, Some("192.0.2.99:1".parse().unwrap())),
+            "configured addresses are not replaced"
+        );
+        assert_eq!(
+            d.probe_targets()[0].1,
+            Some("198.51.100.7:5010".parse().unwrap())
+        );
     }
 
     #[test]

@@ -986,3 +986,48 @@ fn a_push_target_that_does_not_resolve_does_not_stop_the_part() {
     ]);
     assert!(failed && err.contains("dns.push"), "{err}");
 }
+
+#[test]
+fn a_relay_host_that_does_not_resolve_is_retried_and_counted() {
+    // Failed before: a relay host without addresses was resolved once at start;
+    // one that did not resolve was never probed again and nothing was counted.
+    let dir = tmp("relay-resolve");
+    let conf = write_conf(
+        &dir,
+        "\n[[directory.relay]]\nhost = \"mp9.does-not-exist.invalid.\"\nname = \"far\"\nlocation = \"Nowhere\"\n",
+    );
+    let d = Lobby::start(
+        &[
+            "dns",
+            "--config",
+            conf.to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+        ],
+        3,
+    );
+    let ns = d.addr("dns", "udp");
+    assert_eq!(
+        dig(ns, "fg.test", "NS", false),
+        vec!["ns1.fg.test."],
+        "it serves"
+    );
+    wait_until(
+        "resolution retried every probe round",
+        Duration::from_secs(10),
+        &|| d.stderr(),
+        &|| {
+            dns_stats(d.addr("http", "tcp"))["relay_resolve_failed"]
+                .as_u64()
+                .unwrap()
+                >= 3
+        },
+    );
+    assert!(
+        d.stderr().contains("cannot resolve the relay's host"),
+        "{}",
+        d.stderr()
+    );
+    let srv = dig(ns, "_fgms._udp.fg.test", "SRV", false);
+    assert_eq!(srv, vec!["10 20 0 mp9.does-not-exist.invalid."]);
+}

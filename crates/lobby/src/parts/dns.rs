@@ -117,9 +117,41 @@ fn directory_config(
     })
 }
 
-/// An external relay's address for probing, resolved once at start.
-fn resolve_once(host: &Name, port: u16) -> Option<SocketAddr> {
-    udp::addr::resolve(host.to_string().trim_end_matches('.'), port).ok()
+/// At start a relay host's probe address is not resolved (a name that does not
+/// resolve must not hold up or stop the part): the prober resolves it.
+fn resolve_later(_: &Name, _: u16) -> Option<SocketAddr> {
+    None
+}
+
+/// Probe rounds between re-resolutions of a relay host that did resolve.
+const RERESOLVE_ROUNDS: u64 = 30;
+
+/// Resolves the relay hosts that need it: unresolved ones every round (the probe
+/// interval is the retry delay), resolved ones every [`RERESOLVE_ROUNDS`].
+async fn resolve_relays(directory: &Arc<Mutex<Directory>>, round: u64) {
+    let todo = crate::lifecycle::lock(directory).to_resolve();
+    for (i, host, port, known) in todo {
+        if known && !round.is_multiple_of(RERESOLVE_ROUNDS) {
+            continue;
+        }
+        let text = host.to_string().trim_end_matches('.').to_string();
+        let q = text.clone();
+        let r = tokio::task::spawn_blocking(move || udp::addr::resolve(&q, port)).await;
+        let addr = match r {
+            Ok(Ok(a)) => Some(a),
+            Ok(Err(e)) => {
+                tracing::warn!(relay = %text, error = %e, "cannot resolve the relay's host to probe it; retrying next round");
+                None
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "resolver task failed");
+                None
+            }
+        };
+        if crate::lifecycle::lock(directory).resolved(i, addr) {
+            tracing::info!(relay = %text, addr = ?addr, "relay host resolved");
+        }
+    }
 }
 
 /// Builds the directory model from the configuration; `local_relay` is the
@@ -131,7 +163,7 @@ pub fn build(
     serial: u32,
 ) -> Result<Directory> {
     let config = directory_config(dns, dir, local_relay)?;
-    Directory::new(&config, serial, resolve_once).context("[dns] / [directory]")
+    Directory::new(&config, serial, resolve_later).context("[dns] / [directory]")
 }
 
 /// The hickory zone holding `records` (zone transfers are decided by [`Guarded`]).
@@ -899,7 +931,7 @@ impl DnsServer {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs() as u32)
             .unwrap_or(1);
-        let mut d = build(dns, dir, local_relay, serial)?;
+        let d = build(dns, dir, local_relay, serial)?;
         let access = AxfrAccess::from_config(dns)?;
         let push = Push::from_config(dns)?;
         let listen: Vec<SocketAddr> = dns
@@ -917,31 +949,42 @@ impl DnsServer {
         };
         // One round of probes before anything is served or pushed: a relay is
         // published with its port only once it answered.
-        let outcomes = probe_all(d.probe_targets(), &prober.ping, prober.timeout).await;
-        if let Ok(Some(u)) = d.record_probes(outcomes) {
-            for t in &u.transitions {
-                tracing::info!(relay = %t.host, up = t.up, "relay answered the first probe");
+        let directory = Arc::new(Mutex::new(d));
+        resolve_relays(&directory, 0).await;
+        let targets = crate::lifecycle::lock(&directory).probe_targets();
+        let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
+        let (stats, origin, records, serial, owned) = {
+            let mut d = crate::lifecycle::lock(&directory);
+            if let Ok(Some(u)) = d.record_probes(outcomes) {
+                for t in &u.transitions {
+                    tracing::info!(relay = %t.host, up = t.up, "relay answered the first probe");
+                }
             }
-        }
-        for r in d.relays().iter().filter(|r| !r.health().is_up()) {
-            tracing::info!(relay = %r.relay().host, "relay did not answer the first probe: published with port 0");
-        }
-        let stats = d.stats().clone();
+            for r in d.relays().iter().filter(|r| !r.health().is_up()) {
+                tracing::info!(relay = %r.relay().host, "relay did not answer the first probe: published with port 0");
+            }
+            (
+                d.stats().clone(),
+                d.origin().clone(),
+                d.records()?,
+                d.serial(),
+                d.owned_records()?,
+            )
+        };
         let zone = Arc::new(Guarded {
-            zone: zone_handler(d.origin(), d.records()?, d.serial()),
+            zone: zone_handler(&origin, records, serial),
             access,
             stats: stats.clone(),
         });
         let server = serve(&listen, &zone).await?;
-        let (owned_tx, owned_rx) = tokio::sync::watch::channel(d.owned_records()?);
+        let (owned_tx, owned_rx) = tokio::sync::watch::channel(owned);
         let stop = sup.stop().clone();
         if let Some(p) = push {
             sup.spawn_task(
                 "dns-pusher",
-                push_loop(p, d.origin().clone(), stats, owned_rx, stop.clone()),
+                push_loop(p, origin, stats, owned_rx, stop.clone()),
             );
         }
-        let directory = Arc::new(Mutex::new(d));
         sup.spawn_task(
             "dns-prober",
             probe_loop(directory.clone(), zone, owned_tx, prober, stop.clone()),
@@ -1039,12 +1082,15 @@ async fn probe_loop(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // The first tick is immediate, and start-up just probed.
     tick.tick().await;
+    let mut round: u64 = 0;
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = stop.stopped() => return Ok(()),
         }
         crate::lifecycle::injected_panic("dns-prober");
+        round += 1;
+        resolve_relays(&directory, round).await;
         let targets = crate::lifecycle::lock(&directory).probe_targets();
         let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
         let (update, origin) = {
