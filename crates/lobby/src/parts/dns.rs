@@ -558,7 +558,7 @@ impl Pusher {
                     ExchangeError::Answer(_) => (Counter::PushBadReply, ""),
                 };
                 self.stats.count(counter);
-                tracing::error!(%server, failures = 1, "push to {server} {e}{hint}; retrying with backoff");
+                tracing::error!(%server, "push to {server} {e}{hint}; retrying with backoff");
                 false
             }
         }
