@@ -6,8 +6,9 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum State {
-    /// Not probed yet: published as up (a newly configured relay gets the benefit
-    /// of the doubt for at most `fall` probe intervals).
+    /// Not answered a probe yet: published as down (SRV port 0), so a relay that is
+    /// not running is never advertised, not even for the first seconds (FlightGear
+    /// keeps whatever list it got first). The first good probe brings it up.
     Unknown,
     /// Answering.
     Up,
@@ -42,9 +43,9 @@ impl Health {
         self.state
     }
 
-    /// Whether it is published as active.
+    /// Whether it is published as active: only after a good probe.
     pub fn is_up(&self) -> bool {
-        self.state != State::Down
+        self.state == State::Up
     }
 
     /// Records one probe; returns true when the published state changed.
@@ -76,8 +77,8 @@ mod tests {
     #[test]
     fn hysteresis() {
         let mut h = Health::new(3, 2);
-        assert!(h.is_up());
-        assert!(!h.record(true));
+        assert!(!h.is_up(), "unprobed is published as down");
+        assert!(h.record(true), "the first good probe brings it up");
         assert_eq!(h.state(), State::Up);
         assert!(!h.record(false));
         assert!(!h.record(false));
@@ -97,7 +98,32 @@ mod tests {
     fn unknown_goes_down_after_fall_failures() {
         let mut h = Health::new(2, 2);
         assert!(!h.record(false));
-        assert!(h.record(false));
+        assert!(!h.record(false), "down was already what is published");
         assert_eq!(h.state(), State::Down);
+    }
+
+    proptest::proptest! {
+        /// Whatever the probe history, a relay is published as up only after a good
+        /// probe, and never up after `fall` failures in a row.
+        #[test]
+        fn up_only_after_a_good_probe(fall in 1u32..5, rise in 1u32..5,
+                                       probes in proptest::collection::vec(proptest::bool::ANY, 0..40)) {
+            let mut h = Health::new(fall, rise);
+            let mut seen_ok = false;
+            let mut fails = 0;
+            for ok in probes {
+                let before = h.is_up();
+                let changed = h.record(ok);
+                proptest::prop_assert_eq!(changed, before != h.is_up());
+                seen_ok |= ok;
+                fails = if ok { 0 } else { fails + 1 };
+                if h.is_up() {
+                    proptest::prop_assert!(seen_ok);
+                }
+                if fails >= fall {
+                    proptest::prop_assert!(!h.is_up());
+                }
+            }
+        }
     }
 }

@@ -5,6 +5,9 @@
 //!   their health, scenery servers, and the records derived from them. The DNS
 //!   server, the push and the HTTP listener read it; nothing else derives records.
 //! - [`probe`]: the fgms PING a relay's health is measured with, and its PONG.
+//! - [`push`]: the RFC 2136 UPDATE for an operator's primary, its TSIG, what the
+//!   answer means, and the retry/refresh schedule.
+//! - [`stats`]: the directory's counters (probes, pushes, resolution, AXFR).
 //! - [`Error`]: every way a configuration or a record can be wrong.
 //! - [`mpserver`]: the `flightgear-mpserver=` TXT attribute (base64 of a JSON object of
 //!   strings), encoded within the 255-byte limit and decoded with SimGear's tolerance.
@@ -20,6 +23,8 @@ pub mod model;
 pub mod mpserver;
 pub mod mpservers_xml;
 pub mod probe;
+pub mod push;
+pub mod stats;
 pub mod terrasync;
 pub mod zone;
 

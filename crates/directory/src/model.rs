@@ -8,12 +8,14 @@
 //! (resolving an external relay's address for probing) is a function it passes in.
 
 use crate::health::Health;
+use crate::stats::{Counter, Stats};
 use crate::zone::{self, Relay, Scenery, Zone};
 use crate::{mpservers_xml, terrasync, Error};
 use hickory_proto::rr::{Name, Record};
 use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The zone's settings.
@@ -74,6 +76,10 @@ pub struct Config {
 pub struct TrackedRelay {
     relay: Relay,
     probe: Option<SocketAddr>,
+    /// The host (and port) whose address is the probe target, when neither a
+    /// probe address nor addresses are configured: resolved by the caller, again
+    /// and again (see [`Directory::to_resolve`]).
+    resolve: Option<(Name, u16)>,
     health: Health,
     last_rtt: Option<Duration>,
 }
@@ -130,6 +136,7 @@ pub struct Directory {
     zone: Zone,
     relays: Vec<TrackedRelay>,
     scenery: Vec<Scenery>,
+    stats: Arc<Stats>,
 }
 
 fn origin_of(s: &str) -> Result<Name, Error> {
@@ -165,10 +172,11 @@ fn tracked(
         host: c.host.clone(),
         source: e,
     })?;
-    let probe = c
+    let configured = c
         .probe
-        .or_else(|| c.addresses.first().map(|ip| SocketAddr::new(*ip, c.port)))
-        .or_else(|| resolve(&host, c.port));
+        .or_else(|| c.addresses.first().map(|ip| SocketAddr::new(*ip, c.port)));
+    let resolve_host = configured.is_none().then(|| (host.clone(), c.port));
+    let probe = configured.or_else(|| resolve(&host, c.port));
     Ok(TrackedRelay {
         relay: Relay {
             host,
@@ -179,9 +187,10 @@ fn tracked(
             name: c.name.clone(),
             location: c.location.clone(),
             extra: c.extra.clone(),
-            up: true,
+            up: false,
         },
         probe,
+        resolve: resolve_host,
         health: health.clone(),
         last_rtt: None,
     })
@@ -198,7 +207,8 @@ fn scenery_of(s: &Scenery) -> Result<Scenery, Error> {
 
 impl Directory {
     /// Validates `config` and builds the model with SOA serial `serial`. Every
-    /// relay starts unprobed (published as up). `resolve(host, port)` is asked for
+    /// relay starts unprobed, published as down (SRV port 0) until its first good
+    /// probe. `resolve(host, port)` is asked for
     /// the probe address of a relay that has neither a `probe` nor an address.
     pub fn new(
         config: &Config,
@@ -221,10 +231,16 @@ impl Directory {
             zone,
             relays,
             scenery,
+            stats: Arc::default(),
         };
         // Every record can be built from here on; check it once.
         d.records()?;
         Ok(d)
+    }
+
+    /// The directory's counters, shared with the DNS part's listeners and pusher.
+    pub fn stats(&self) -> &Arc<Stats> {
+        &self.stats
     }
 
     /// The zone's parameters, serial included.
@@ -261,6 +277,41 @@ impl Directory {
             .collect()
     }
 
+    /// The relays whose probe address comes from resolving their host name:
+    /// `(index, host, port, resolved yet)`. The caller resolves them (again when
+    /// unresolved, and periodically: addresses change) and hands the result to
+    /// [`Self::resolved`].
+    pub fn to_resolve(&self) -> Vec<(usize, Name, u16, bool)> {
+        self.relays
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| {
+                let (h, p) = r.resolve.clone()?;
+                Some((i, h, p, r.probe.is_some()))
+            })
+            .collect()
+    }
+
+    /// The result of resolving relay `i`'s host: a new probe address, or `None`
+    /// (counted; the last address, if any, is kept). Returns true when the address
+    /// changed.
+    pub fn resolved(&mut self, i: usize, addr: Option<SocketAddr>) -> bool {
+        let Some(t) = self.relays.get_mut(i).filter(|t| t.resolve.is_some()) else {
+            return false;
+        };
+        match addr {
+            None => {
+                self.stats.count(Counter::RelayResolveFailed);
+                false
+            }
+            Some(a) => {
+                let changed = t.probe != Some(a);
+                t.probe = Some(a);
+                changed
+            }
+        }
+    }
+
     /// Records a round of probes (`(index, round trip or None)`). When any relay's
     /// published state changed, the serial is bumped and the new records returned;
     /// otherwise `None`. Unknown indexes are ignored.
@@ -275,6 +326,9 @@ impl Directory {
                 continue;
             };
             t.last_rtt = rtt;
+            if rtt.is_none() {
+                self.stats.count(Counter::ProbeFailed);
+            }
             if t.health.record(rtt.is_some()) {
                 t.relay.up = t.health.is_up();
                 transitions.push(Transition {
@@ -426,16 +480,23 @@ mod tests {
     #[test]
     fn health_transitions_move_the_srv_port_and_bump_the_serial() {
         let mut d = build(&config(vec![relay("mp1"), relay("mp2")])).unwrap();
-        assert_eq!(srv_ports(&d.records().unwrap()), vec![5000, 5000]);
+        // Unprobed: published as down, so nobody is sent to a relay that may not run.
+        assert_eq!(srv_ports(&d.records().unwrap()), vec![0, 0]);
+        assert!(!d.mpservers_xml().contains("true"));
         let ok = Some(Duration::from_millis(3));
-        // Both answer: unknown -> up is no change of what is published.
+        // Both answer: the first good probe publishes the real port.
+        let first = d.record_probes([(0, ok), (1, ok)]).unwrap().unwrap();
+        assert_eq!(first.serial, 8);
+        assert_eq!(first.transitions.len(), 2);
+        assert_eq!(srv_ports(&first.owned_before), vec![0, 0]);
+        assert_eq!(srv_ports(&first.records), vec![5000, 5000]);
         assert_eq!(d.record_probes([(0, ok), (1, ok)]).unwrap(), None);
-        assert_eq!(d.serial(), 7);
+        assert_eq!(d.serial(), 8);
         // mp2 misses one probe: fall is 2, still up.
         assert_eq!(d.record_probes([(0, ok), (1, None)]).unwrap(), None);
         let down = d.record_probes([(0, ok), (1, None)]).unwrap().unwrap();
-        assert_eq!(down.serial, 8);
-        assert_eq!(d.serial(), 8);
+        assert_eq!(down.serial, 9);
+        assert_eq!(d.serial(), 9);
         assert_eq!(
             down.transitions,
             vec![Transition {
@@ -444,7 +505,7 @@ mod tests {
             }]
         );
         assert_eq!(srv_ports(&down.records), vec![5000, 0]);
-        assert_eq!(soa_serial(&down.records), 8);
+        assert_eq!(soa_serial(&down.records), 9);
         assert_eq!(srv_ports(&down.owned_before), vec![5000, 5000]);
         assert_eq!(srv_ports(&down.owned), vec![5000, 0]);
         assert!(d
@@ -454,7 +515,7 @@ mod tests {
         // Back after rise = 2 successes.
         assert_eq!(d.record_probes([(1, ok)]).unwrap(), None);
         let up = d.record_probes([(1, ok), (9, None)]).unwrap().unwrap();
-        assert_eq!(up.serial, 9);
+        assert_eq!(up.serial, 10);
         assert!(up.transitions[0].up);
         assert_eq!(srv_ports(&up.records), vec![5000, 5000]);
         assert!(soa_serial(&up.records) > soa_serial(&down.records));
@@ -486,6 +547,28 @@ mod tests {
             ]
         );
         assert_eq!(asked, vec![("mpserver01.flightgear.org.".into(), 5000)]);
+        // Only the relay without an address is resolved, and again later.
+        let mut d = d;
+        let todo = d.to_resolve();
+        assert_eq!(todo.len(), 1);
+        assert_eq!((todo[0].0, todo[0].2, todo[0].3), (2, 5000, false));
+        assert!(!d.resolved(2, None));
+        assert_eq!(d.stats().get(Counter::RelayResolveFailed), 1);
+        assert!(d.resolved(2, Some("203.0.113.9:5000".parse().unwrap())));
+        assert!(!d.resolved(2, None), "a failure keeps the last address");
+        assert_eq!(
+            d.probe_targets()[2].1,
+            Some("203.0.113.9:5000".parse().unwrap())
+        );
+        assert!(d.to_resolve()[0].3);
+        assert!(
+            !d.resolved(0, Some("192.0.2.99:1".parse().unwrap())),
+            "configured addresses are not replaced"
+        );
+        assert_eq!(
+            d.probe_targets()[0].1,
+            Some("198.51.100.7:5010".parse().unwrap())
+        );
     }
 
     #[test]

@@ -76,10 +76,30 @@ pub struct DnsSection {
     pub hostmaster: String,
     /// TTL of every published record, seconds (short, so changes spread fast).
     pub ttl: u32,
-    /// Allow zone transfers (AXFR), e.g. for secondaries of a delegated zone.
+    /// Allow zone transfers (AXFR), e.g. for secondaries of a delegated zone: only
+    /// from `axfr_allow` sources or signed with the `axfr_tsig_*` key (one of them
+    /// must be set).
     pub allow_axfr: bool,
-    /// Push mode: the primary server (`IP[:PORT]`) that gets RFC 2136 updates.
+    /// Sources (IP or CIDR) allowed to transfer the zone without TSIG.
+    pub axfr_allow: Vec<String>,
+    /// TSIG key name a transfer may be signed with (its answer is signed too).
+    pub axfr_tsig_key_name: String,
+    /// Its algorithm: hmac-sha256, hmac-sha384 or hmac-sha512.
+    pub axfr_tsig_algorithm: String,
+    /// Its secret, base64 (must not be empty).
+    pub axfr_tsig_secret: String,
+    /// Push mode: the primary server (`IP[:PORT]` or `HOST[:PORT]`, port 53 by
+    /// default) that gets RFC 2136 updates. A host name is resolved when pushing
+    /// (retried with backoff, re-resolved at every refresh), never at start.
     pub push: String,
+    /// Seconds before the first retry of a push the primary did not acknowledge;
+    /// doubled per failure up to `push_retry_max`.
+    pub push_retry_min: f64,
+    /// Longest wait between push retries, seconds.
+    pub push_retry_max: f64,
+    /// Seconds between refreshes: the primary's records are read back and pushed
+    /// again when they differ (a primary restarted from its zone file lost them).
+    pub push_refresh: f64,
     /// TSIG key name for push mode.
     pub tsig_key_name: String,
     /// TSIG algorithm: hmac-sha256, hmac-sha384 or hmac-sha512.
@@ -98,7 +118,14 @@ impl Default for DnsSection {
             hostmaster: "hostmaster".into(),
             ttl: 60,
             allow_axfr: false,
+            axfr_allow: vec![],
+            axfr_tsig_key_name: String::new(),
+            axfr_tsig_algorithm: "hmac-sha256".into(),
+            axfr_tsig_secret: String::new(),
             push: String::new(),
+            push_retry_min: 1.0,
+            push_retry_max: 60.0,
+            push_refresh: 300.0,
             tsig_key_name: String::new(),
             tsig_algorithm: "hmac-sha256".into(),
             tsig_secret: String::new(),

@@ -63,8 +63,16 @@ fn init_logging(verbose: u8) {
         1 => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+    let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    // hickory-server logs every DNS query at INFO, which floods the log of a public
+    // name server; the DNS part logs each query at debug instead. RUST_LOG naming
+    // hickory brings hickory's own lines back.
+    if !std::env::var("RUST_LOG").is_ok_and(|v| v.contains("hickory")) {
+        if let Ok(d) = "hickory_server::server=warn".parse() {
+            filter = filter.add_directive(d);
+        }
+    }
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

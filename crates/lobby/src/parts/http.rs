@@ -68,6 +68,15 @@ async fn stats(State(src): State<Sources>) -> Response {
             .collect();
         obj.insert("master".into(), c.into());
     }
+    if let Some(d) = &src.directory {
+        let c: serde_json::Map<String, serde_json::Value> = lock(d)
+            .stats()
+            .snapshot()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect();
+        obj.insert("dns".into(), c.into());
+    }
     if let Some(r) = &src.restarts {
         let c: serde_json::Map<String, serde_json::Value> = lock(r)
             .iter()
