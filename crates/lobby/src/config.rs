@@ -452,6 +452,9 @@ pub struct RelaySection {
     pub hub: bool,
     /// Relays, `host:port`.
     pub relays: Vec<String>,
+    /// Seconds between resolutions of relay and crossfeed host names (a name that
+    /// does not resolve is retried sooner, from 1 s doubling to 60 s).
+    pub peer_refresh: f64,
     /// Crossfeed targets, `host:port`.
     pub crossfeeds: Vec<String>,
     /// IPs or CIDRs allowed to send relay traffic without being relays.
@@ -483,6 +486,7 @@ impl Default for RelaySection {
             lazy_relay_interval: d.lazy_relay_interval.as_secs_f64(),
             hub: false,
             relays: vec![],
+            peer_refresh: 300.0,
             crossfeeds: vec![],
             whitelist: vec![],
             blacklist: vec![],
@@ -547,8 +551,29 @@ fn secs(v: f64, key: &str) -> Result<Duration> {
 }
 
 impl RelaySection {
-    /// The engine configuration this section describes (names resolved, values checked).
+    /// The relay peers and crossfeed targets, checked for syntax only (names are
+    /// resolved by the running relay, see `parts::peers`).
+    pub fn peer_names(&self) -> Result<Vec<crate::parts::peers::PeerName>> {
+        use crate::parts::peers::{Kind, PeerName};
+        let relays = self.relays.iter().map(|s| PeerName::parse(s, Kind::Relay));
+        let feeds = self
+            .crossfeeds
+            .iter()
+            .map(|s| PeerName::parse(s, Kind::Crossfeed));
+        relays.chain(feeds).collect()
+    }
+
+    /// How often peer names are resolved again.
+    pub fn peer_refresh(&self) -> Result<Duration> {
+        secs(self.peer_refresh, "peer_refresh")
+    }
+
+    /// The engine configuration this section describes, values checked, without
+    /// the relay peers and crossfeed targets ([`RelaySection::peer_names`]: the
+    /// running relay adds them as their names resolve).
     pub fn engine_config(&self) -> Result<relay::Config> {
+        self.peer_names()?;
+        self.peer_refresh()?;
         for (key, v) in [
             ("out_of_reach", self.out_of_reach),
             ("max_radar_range", self.max_radar_range),
@@ -569,13 +594,9 @@ impl RelaySection {
             max_radar_range_nm: self.max_radar_range,
             player_expiry: secs(self.player_expiry, "player_expiry")?,
             lazy_relay_interval: secs(self.lazy_relay_interval, "lazy_relay_interval")?,
-            relays: self.relays.iter().map(|s| peer(s)).collect::<Result<_>>()?,
+            relays: Vec::new(),
             hub: self.hub,
-            crossfeeds: self
-                .crossfeeds
-                .iter()
-                .map(|s| peer(s).map(|p| p.addr))
-                .collect::<Result<_>>()?,
+            crossfeeds: Vec::new(),
             whitelist: self
                 .whitelist
                 .iter()

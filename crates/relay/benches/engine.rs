@@ -1,14 +1,16 @@
-//! Engine cost per received datagram, without sockets: does it grow with pilots
-//! that are out of range? (It must not: the spatial index visits only nearby cells.)
+//! Engine costs without sockets. `engine_world`: the cost per received datagram,
+//! which must not grow with pilots that are out of range (the spatial index visits
+//! only nearby cells). `engine_expiry`: the cost per expired pilot, which must not
+//! grow with the table (issue 9, item 3).
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use fgmp::geo::{to_ecef, Geodetic};
 use fgmp::message::{to_bytes, Message, Position};
 use fgmp::Callsign;
 use relay::{Config, Engine, Outbox, Stats};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// 30 airports, as in the load generator's world layout.
 const AIRPORTS: [(f64, f64); 30] = [
@@ -129,5 +131,59 @@ fn world(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, world);
+/// A table of `pts.len()` pilots on the grid of `elsewhere`: the first
+/// `silent` join at `t0` and say nothing more, the others join 1 to 9 s later.
+fn table(pts: &[[f64; 3]], silent: usize, t0: Instant) -> (Engine, Outbox) {
+    let mut e = Engine::new(Config::default(), Arc::new(Stats::default()));
+    let mut out = Outbox::new();
+    for (i, &p) in pts.iter().enumerate() {
+        let (d, from) = encode(i, p);
+        let at = if i < silent {
+            t0
+        } else {
+            t0 + Duration::from_secs(1 + (i % 9) as u64)
+        };
+        e.handle(&d, from, at, &mut out);
+        out.clear();
+    }
+    (e, out)
+}
+
+fn expiry(c: &mut Criterion) {
+    let mut g = c.benchmark_group("engine_expiry");
+    g.sample_size(10);
+    for n in [1_000usize, 10_000, 50_000] {
+        let pts = elsewhere(n);
+        let t0 = Instant::now();
+        // Every pilot goes silent at once and expires in one sweep: time per pilot.
+        g.throughput(Throughput::Elements(n as u64));
+        g.bench_function(BenchmarkId::new("all_expire", n), |b| {
+            b.iter_batched(
+                || table(&pts, n, t0),
+                |(mut e, mut out)| {
+                    e.handle_timeout(t0 + Duration::from_millis(10_500), &mut out);
+                    assert_eq!(e.pilot_count(), 0);
+                    e
+                },
+                BatchSize::PerIteration,
+            )
+        });
+        // 1,000 expire while the rest of the table stays: time per expired pilot.
+        g.throughput(Throughput::Elements(1_000));
+        g.bench_function(BenchmarkId::new("1000_expire_from", n), |b| {
+            b.iter_batched(
+                || table(&pts, 1_000, t0),
+                |(mut e, mut out)| {
+                    e.handle_timeout(t0 + Duration::from_millis(10_500), &mut out);
+                    assert_eq!(e.pilot_count(), n - 1_000);
+                    e
+                },
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, world, expiry);
 criterion_main!(benches);

@@ -155,6 +155,10 @@ pub struct Stats {
     pub pilots_local: AtomicU64,
     /// Remote pilots (learned from relays) right now.
     pub pilots_remote: AtomicU64,
+    /// Relay peer or crossfeed names that did not resolve (counted by the resolver).
+    pub peer_resolve_failures: AtomicU64,
+    /// Relay peer or crossfeed names resolved to a first or a new address.
+    pub peer_address_changes: AtomicU64,
     /// Telnet pilot lists sent (counted by the telnet listener).
     pub telnet_served: AtomicU64,
     /// Telnet connections closed unserved: their source had too many open.
@@ -200,6 +204,8 @@ impl Stats {
             ("pilots_replaced", g(&self.pilots_replaced)),
             ("pilots_local", g(&self.pilots_local)),
             ("pilots_remote", g(&self.pilots_remote)),
+            ("peer_resolve_failures", g(&self.peer_resolve_failures)),
+            ("peer_address_changes", g(&self.peer_address_changes)),
             ("telnet_served", g(&self.telnet_served)),
             ("telnet_refused_per_ip", g(&self.telnet_refused_per_ip)),
             ("telnet_refused_total", g(&self.telnet_refused_total)),

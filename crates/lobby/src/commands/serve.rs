@@ -399,7 +399,7 @@ impl Backbone {
             .map(|_| f.master.engine_config())
             .transpose()?;
         if let (Some(r), Some(c)) = (&self.relay, relay_cfg) {
-            r.reconfigure(c);
+            r.reconfigure(c, peer_options(f)?);
         }
         if let (Some(m), Some(c)) = (&self.master, master_cfg) {
             m.reconfigure(c);
@@ -419,6 +419,13 @@ impl Backbone {
     }
 }
 
+fn peer_options(f: &config::File) -> Result<crate::parts::relay::PeerOptions> {
+    Ok(crate::parts::relay::PeerOptions {
+        names: f.relay.peer_names()?,
+        refresh: f.relay.peer_refresh()?,
+    })
+}
+
 async fn start_relay(
     sup: &Supervisor,
     f: &config::File,
@@ -431,6 +438,7 @@ async fn start_relay(
     RelayServer::start(
         sup,
         cfg,
+        peer_options(f)?,
         &f.relay.listen_addrs()?,
         f.relay.telnet_options()?,
         workers,

@@ -5,5 +5,6 @@
 pub mod dns;
 pub mod http;
 pub mod master;
+pub mod peers;
 pub mod relay;
 pub mod sim;

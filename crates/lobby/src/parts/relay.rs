@@ -1,6 +1,7 @@
 //! The relay part: [`relay::Engine`] served over UDP, and the telnet pilot list.
 
 use crate::lifecycle::{listening, lock, tcp_listener, Stop, Supervisor};
+use crate::parts::peers::{resolve_loop, PeerName, PeerState, Peers};
 use crate::udp_worker::{self, Workers};
 use anyhow::Result;
 use relay::stats::add;
@@ -28,9 +29,20 @@ pub struct TelnetOptions {
     pub max_per_ip: usize,
 }
 
+/// The relay peers and crossfeed targets by name, and how often names are resolved again.
+#[derive(Debug, Clone)]
+pub struct PeerOptions {
+    /// Relays and crossfeed targets, `host:port`.
+    pub names: Vec<PeerName>,
+    /// Seconds between two resolutions of a name that resolves.
+    pub refresh: Duration,
+}
+
 /// A running relay.
 pub struct RelayServer {
     engine: Arc<Mutex<Engine>>,
+    peers: Arc<Mutex<PeerState>>,
+    peers_changed: Arc<tokio::sync::Notify>,
     udp: Vec<SocketAddr>,
     /// Bound telnet addresses.
     pub telnet: Vec<SocketAddr>,
@@ -38,15 +50,34 @@ pub struct RelayServer {
 
 impl RelayServer {
     /// Binds every listener, prints the `listening ...` lines and starts serving
-    /// under `sup`.
+    /// under `sup`. Peers given by IP are in use at once, names as they resolve.
     pub async fn start(
         sup: &Supervisor,
         config: relay::Config,
+        peers: PeerOptions,
         listen: &[SocketAddr],
         telnet: TelnetOptions,
         workers: Workers,
     ) -> Result<RelayServer> {
-        let engine = Arc::new(Mutex::new(Engine::new(config, Arc::new(Stats::default()))));
+        let state = PeerState {
+            peers: Peers::new(peers.names, peers.refresh, None, Instant::now()),
+            base: config,
+        };
+        let engine = Arc::new(Mutex::new(Engine::new(
+            state.peers.apply(&state.base),
+            Arc::new(Stats::default()),
+        )));
+        let state = Arc::new(Mutex::new(state));
+        let peers_changed = Arc::new(tokio::sync::Notify::new());
+        sup.spawn_task(
+            "relay-peers",
+            resolve_loop(
+                state.clone(),
+                engine.clone(),
+                peers_changed.clone(),
+                sup.stop().clone(),
+            ),
+        );
         let mut listeners = Vec::new();
         for &a in &telnet.addrs {
             listeners.push(tcp_listener(a, "telnet")?);
@@ -65,6 +96,8 @@ impl RelayServer {
         }
         Ok(RelayServer {
             engine,
+            peers: state,
+            peers_changed,
             udp,
             telnet: bound,
         })
@@ -80,9 +113,16 @@ impl RelayServer {
         &self.engine
     }
 
-    /// Applies a new configuration and keeps the pilots (SIGHUP).
-    pub fn reconfigure(&self, config: relay::Config) {
-        lock(&self.engine).reconfigure(config);
+    /// Applies a new configuration and keeps the pilots (SIGHUP). Peers whose
+    /// names were already resolved keep their addresses; new names are resolved now.
+    pub fn reconfigure(&self, config: relay::Config, peers: PeerOptions) {
+        let mut st = lock(&self.peers);
+        st.peers = Peers::new(peers.names, peers.refresh, Some(&st.peers), Instant::now());
+        st.base = config;
+        let full = st.peers.apply(&st.base);
+        drop(st);
+        lock(&self.engine).reconfigure(full);
+        self.peers_changed.notify_one();
     }
 }
 
