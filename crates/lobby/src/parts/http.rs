@@ -18,6 +18,7 @@
 
 use crate::lifecycle::{listening, lock, tcp_listener, Stop, Supervisor};
 use anyhow::Result;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -182,7 +183,8 @@ impl HttpStats {
 struct ListSnapshot {
     version: u64,
     /// One body per game directory present; any other gamedir gets an empty list.
-    by_gamedir: HashMap<Box<[u8]>, Arc<str>>,
+    /// `Bytes`: each response shares the body instead of copying it.
+    by_gamedir: HashMap<Box<[u8]>, Bytes>,
 }
 
 impl ListSnapshot {
@@ -198,15 +200,15 @@ impl ListSnapshot {
         }
         ListSnapshot {
             version,
-            by_gamedir: text.into_iter().map(|(g, t)| (g, Arc::from(t))).collect(),
+            by_gamedir: text.into_iter().map(|(g, t)| (g, Bytes::from(t))).collect(),
         }
     }
 
-    fn body(&self, gamedir: &str) -> Arc<str> {
+    fn body(&self, gamedir: &str) -> Bytes {
         self.by_gamedir
             .get(gamedir.as_bytes())
             .cloned()
-            .unwrap_or_else(|| Arc::from(""))
+            .unwrap_or_default()
     }
 }
 
@@ -232,7 +234,11 @@ impl ListCache {
             (t.version(), servers)
         };
         let snap = Arc::new(ListSnapshot::build(copied.0, &copied.1));
-        *lock(&self.current) = Some(snap.clone());
+        let mut cur = lock(&self.current);
+        // Two requests may rebuild at once: keep the newer table's snapshot.
+        if cur.as_ref().is_none_or(|c| c.version < snap.version) {
+            *cur = Some(snap.clone());
+        }
         snap
     }
 }
@@ -250,11 +256,7 @@ async fn servers(State(app): State<App>, Path(gamedir): Path<String>) -> Respons
         return (StatusCode::NOT_FOUND, "no master runs in this process\n").into_response();
     };
     let body = app.lists.get(m).body(&gamedir);
-    (
-        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
-        body.to_string(),
-    )
-        .into_response()
+    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
 async fn stats(State(app): State<App>) -> Response {
@@ -682,7 +684,24 @@ mod tests {
         let a = cache.get(&m);
         let b = cache.get(&m);
         assert!(Arc::ptr_eq(&a, &b), "same version: the same snapshot");
-        assert_eq!(&*a.body("valve"), "");
+        assert!(a.body("valve").is_empty());
+        // A server registers (heartbeat, challenge, info): a new snapshot lists it.
+        let from: SocketAddr = "192.0.2.7:27015".parse().unwrap();
+        let mut out = master::Outbox::new();
+        lock(&m).handle(&[0x71, 0xff, 1, 2, 3, 4], from, now, &mut out);
+        let reply = out.iter().next().unwrap().payload.to_vec();
+        let c = xash::master::ChallengeReply::decode(&reply).unwrap();
+        out.clear();
+        let info = format!(
+            "0\n\\protocol\\49\\challenge\\{}\\players\\1\\max\\8\\bots\\0\\gamedir\\valve\\map\\c1a0\\type\\d\\password\\0\\os\\l\\secure\\0\\lan\\0\\version\\0.21\\region\\255\\product\\valve\\nat\\0",
+            c.master_challenge
+        );
+        lock(&m).handle(info.as_bytes(), from, now, &mut out);
+        assert_eq!(lock(&m).table().len(), 1);
+        let c = cache.get(&m);
+        assert!(!Arc::ptr_eq(&a, &c), "the table moved: a new snapshot");
+        assert_eq!(&c.body("valve")[..], b"ip 192.0.2.7:27015\n");
+        assert!(Arc::ptr_eq(&c, &cache.get(&m)));
     }
 
     #[test]
@@ -729,8 +748,8 @@ mod tests {
                     .filter(|(_, sg)| sg == g)
                     .map(|(a, _)| format!("ip {a}\n"))
                     .collect();
-                prop_assert_eq!(&**body, want.as_str());
-                seen += body.lines().count();
+                prop_assert_eq!(&body[..], want.as_bytes());
+                seen += body.iter().filter(|&&b| b == b'\n').count();
             }
             prop_assert_eq!(seen, list.len());
         }
