@@ -231,18 +231,84 @@ impl Default for DirectorySection {
     }
 }
 
-/// The `[http]` table.
-#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+/// The `[http]` table: where to listen, and what a stranger can make the server
+/// hold (every limit has a default that suits a public server).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HttpSection {
     /// TCP addresses to serve HTTP on; empty disables HTTP.
     pub listen: Vec<String>,
+    /// Connections open at once over every address; past it a connection gets `503`.
+    pub max_connections: usize,
+    /// Connections open at once from one IPv4 address or IPv6 /64.
+    pub max_connections_per_ip: usize,
+    /// Seconds from when the server waits for a request head (on a new or a kept-alive
+    /// connection) until the head is complete; a slower client is cut off.
+    pub header_read_timeout: f64,
+    /// Seconds without a byte read or written before a connection is closed (idle
+    /// keep-alive connections, silent clients, clients that stop reading).
+    pub idle_timeout: f64,
+    /// Seconds a request may take to answer (then 408).
+    pub request_timeout: f64,
+    /// Seconds a connection may live in all (then it is closed after its response).
+    pub connection_timeout: f64,
+    /// Largest request line and headers, bytes (then 431).
+    pub max_header_bytes: usize,
+    /// Largest request body, bytes (then 413).
+    pub max_request_bytes: usize,
+}
+
+impl Default for HttpSection {
+    fn default() -> Self {
+        let d = crate::parts::http::Limits::default();
+        HttpSection {
+            listen: vec![],
+            max_connections: d.max_connections,
+            max_connections_per_ip: d.max_connections_per_ip,
+            header_read_timeout: d.header_read_timeout.as_secs_f64(),
+            idle_timeout: d.idle_timeout.as_secs_f64(),
+            request_timeout: d.request_timeout.as_secs_f64(),
+            connection_timeout: d.connection_timeout.as_secs_f64(),
+            max_header_bytes: d.max_header_bytes,
+            max_request_bytes: d.max_request_bytes,
+        }
+    }
 }
 
 impl HttpSection {
     /// The listen addresses.
     pub fn listen_addrs(&self) -> Result<Vec<SocketAddr>> {
         self.listen.iter().map(|s| listen_addr(s)).collect()
+    }
+
+    /// The limits, checked.
+    pub fn limits(&self) -> Result<crate::parts::http::Limits> {
+        let secs = |v: f64, key: &str| crate::args::seconds(v, &format!("http.{key}"), 86400.0);
+        for (key, v, min) in [
+            ("max_connections", self.max_connections, 1),
+            ("max_connections_per_ip", self.max_connections_per_ip, 1),
+            ("max_header_bytes", self.max_header_bytes, 256),
+        ] {
+            if v < min {
+                bail!("http.{key} must be at least {min}, got {v}");
+            }
+        }
+        if self.max_connections > tokio::sync::Semaphore::MAX_PERMITS {
+            bail!(
+                "http.max_connections is too large: {}",
+                self.max_connections
+            );
+        }
+        Ok(crate::parts::http::Limits {
+            max_connections: self.max_connections,
+            max_connections_per_ip: self.max_connections_per_ip,
+            header_read_timeout: secs(self.header_read_timeout, "header_read_timeout")?,
+            idle_timeout: secs(self.idle_timeout, "idle_timeout")?,
+            request_timeout: secs(self.request_timeout, "request_timeout")?,
+            connection_timeout: secs(self.connection_timeout, "connection_timeout")?,
+            max_header_bytes: self.max_header_bytes,
+            max_request_bytes: self.max_request_bytes,
+        })
     }
 }
 
@@ -732,6 +798,35 @@ mod tests {
         let f = parse("[relay]\nblacklist = [\"10.0.0.0/33\"]\n", "x").unwrap();
         assert!(f.relay.engine_config().is_err());
         assert!(listen_addr("localhost").is_err());
+    }
+
+    #[test]
+    fn http_limits_have_defaults_and_checks() {
+        let f = parse("[http]\nlisten = [\"127.0.0.1:0\"]\n", "x").unwrap();
+        assert_eq!(
+            f.http.limits().unwrap(),
+            crate::parts::http::Limits::default()
+        );
+        let f = parse("[http]\nidle_timeout = 0.5\nmax_connections = 3\n", "x").unwrap();
+        let l = f.http.limits().unwrap();
+        assert_eq!(
+            (l.idle_timeout, l.max_connections),
+            (Duration::from_millis(500), 3)
+        );
+        for (bad, key) in [
+            ("idle_timeout = 0", "http.idle_timeout"),
+            ("header_read_timeout = -1", "http.header_read_timeout"),
+            ("max_connections = 0", "http.max_connections"),
+            ("max_connections_per_ip = 0", "http.max_connections_per_ip"),
+        ] {
+            let f = parse(&format!("[http]\n{bad}\n"), "x").unwrap();
+            let e = f.http.limits().unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        let e = parse("[http]\nidle_timout = 1\n", "x")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("idle_timout"), "{e}");
     }
 
     #[test]

@@ -225,3 +225,124 @@ fn nothing_answering_is_exit_code_1_and_usage_errors_are_2() {
     ]);
     assert_eq!(code, 3, "some answered");
 }
+
+/// A hostile server on loopback: it answers every datagram at once with a fresh
+/// A2S challenge, and sends the connect rejection's `errormsg` every 100 ms to
+/// whoever spoke last, for as long as the test runs.
+struct Hostile {
+    addr: SocketAddr,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<u64>>,
+}
+
+impl Hostile {
+    fn start() -> Hostile {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let addr = sock.local_addr().unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let [errormsg, ..] = xash::handshake::Reject::new("go away").datagrams();
+            let mut buf = [0u8; 2048];
+            let mut peer = None;
+            let mut n: i32 = 1;
+            let mut answered = 0u64;
+            // Bounded even if the test never stops it.
+            let end = Instant::now() + Duration::from_secs(60);
+            while !stop2.load(Ordering::Relaxed) && Instant::now() < end {
+                match sock.recv_from(&mut buf) {
+                    Ok((_, from)) => {
+                        peer = Some(from);
+                        n = n.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                        let mut c = b"\xff\xff\xff\xffA".to_vec();
+                        c.extend_from_slice(&n.to_le_bytes());
+                        let _ = sock.send_to(&c, from);
+                        answered += 1;
+                    }
+                    Err(_) => {
+                        if let Some(p) = peer {
+                            let _ = sock.send_to(&errormsg, p);
+                        }
+                    }
+                }
+            }
+            answered
+        });
+        Hostile {
+            addr,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn stop(mut self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+/// Runs `lobby query ARGS`, killing it if it is still running after `within`.
+fn query_within(args: &[&str], within: Duration) -> Option<(i32, Value)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lobby"))
+        .arg("query")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut out = String::new();
+            std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+            let v = serde_json::from_str(&out).unwrap_or(Value::Null);
+            return Some((status.code().unwrap_or(-1), v));
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_server_answering_every_request_with_a_new_challenge_cannot_hold_a_query() {
+    let h = Hostile::start();
+    let a = h.addr.to_string();
+    for kind in ["players", "rules", "info", "connect"] {
+        let args = [kind, &a, "--json", "--timeout", "0.5", "--retries", "1"];
+        let Some((code, v)) = query_within(&args, Duration::from_secs(20)) else {
+            panic!("lobby query {kind} still running after 20 s against a hostile server");
+        };
+        // A rejection is an answer (exit 0); the challenge loops are not.
+        assert!(code != 0 || kind == "connect", "{kind}: {v}");
+        let status = v[0]["status"].as_str().unwrap_or_default().to_string();
+        assert!(
+            ["invalid", "no_reply", "connect"].contains(&status.as_str()),
+            "{kind}: {v}"
+        );
+    }
+    // An explicit --deadline is a hard bound too.
+    let t0 = Instant::now();
+    let r = query_within(
+        &[
+            "players",
+            &a,
+            "--json",
+            "--timeout",
+            "5",
+            "--retries",
+            "5",
+            "--deadline",
+            "1",
+        ],
+        Duration::from_secs(20),
+    );
+    assert!(r.is_some() && t0.elapsed() < Duration::from_secs(20));
+    assert!(h.stop() > 0, "the hostile server was asked");
+}

@@ -488,3 +488,38 @@ fn python_a2s_reads_what_the_sim_was_configured_with() {
     }
     assert!(s.stop().success());
 }
+
+/// A test tool that answers anyone with multi-datagram replies listens on
+/// loopback unless told otherwise (issue 9, item 11).
+#[test]
+fn lobby_sim_listens_on_loopback_by_default() {
+    let s = Lobby::start(&["sim", "--count", "2"], 2);
+    let addrs = s.addrs("sim", "udp");
+    assert!(
+        addrs
+            .iter()
+            .all(|a| a.ip() == std::net::Ipv4Addr::LOCALHOST),
+        "{addrs:?}"
+    );
+    // Still answers on loopback.
+    let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        c.send_to(b"\xff\xff\xff\xffTSource Engine Query\0", addrs[0])
+            .unwrap();
+        if c.recv_from(&mut buf).is_ok() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no answer on loopback");
+    }
+    // A master elsewhere needs an explicit address, and nothing starts without one.
+    let out = Command::new(env!("CARGO_BIN_EXE_lobby"))
+        .args(["sim", "--master", "192.0.2.1:27010"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--listen-ip"));
+}

@@ -183,6 +183,7 @@ pub struct Table {
     servers: BTreeMap<SocketAddr, Entry>,
     per_source: HashMap<IpAddr, usize>,
     cache: HashMap<CacheKey, Arc<Selection>>,
+    version: u64,
 }
 
 impl Table {
@@ -201,6 +202,18 @@ impl Table {
         self.servers.is_empty()
     }
 
+    /// A change counter: bumped whenever a server is added, removed or expired, or
+    /// its listed facts change (a refresh with the same facts leaves it). Readers
+    /// keep a copy of what they built from the table and rebuild only when it moved.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    fn changed(&mut self) {
+        self.cache.clear();
+        self.version = self.version.wrapping_add(1);
+    }
+
     /// Registers or refreshes `addr` until `expires`, enforcing the quotas exactly:
     /// at most `per_source` servers per IPv4 address / IPv6 /64, `global` in all.
     pub fn register(
@@ -212,11 +225,11 @@ impl Table {
         global: usize,
     ) -> Registered {
         if let Some(e) = self.servers.get_mut(&addr) {
+            e.expires = expires;
             if e.server != server {
                 e.server = server;
-                self.cache.clear();
+                self.changed();
             }
-            e.expires = expires;
             return Registered::Refreshed;
         }
         let src = source_key(addr.ip());
@@ -229,7 +242,7 @@ impl Table {
         }
         self.servers.insert(addr, Entry { server, expires });
         *self.per_source.entry(src).or_insert(0) += 1;
-        self.cache.clear();
+        self.changed();
         Registered::Added
     }
 
@@ -245,7 +258,7 @@ impl Table {
                 self.per_source.remove(&src);
             }
         }
-        self.cache.clear();
+        self.changed();
         true
     }
 
@@ -487,5 +500,39 @@ mod tests {
         assert_eq!(c.pages[0].len(), 6 + 6 + 2 * 6 + 6);
         assert_eq!(t.expire(now + Duration::from_secs(61)), 2);
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn version_moves_exactly_when_the_listed_facts_change() {
+        let mut t = Table::new();
+        let now = Instant::now();
+        let exp = now + Duration::from_secs(60);
+        let a: SocketAddr = "10.0.0.1:1".parse().unwrap();
+        let v0 = t.version();
+        assert_eq!(
+            t.register(a, server("valve"), exp, 10, 100),
+            Registered::Added
+        );
+        let v1 = t.version();
+        assert_ne!(v1, v0, "added");
+        t.register(a, server("valve"), exp + Duration::from_secs(1), 10, 100);
+        assert_eq!(t.version(), v1, "a refresh with the same facts");
+        t.register(a, server("cstrike"), exp, 10, 100);
+        let v2 = t.version();
+        assert_ne!(v2, v1, "facts changed");
+        t.register("10.0.0.1:2".parse().unwrap(), server("valve"), exp, 1, 100);
+        assert_eq!(t.version(), v2, "refused by the quota");
+        t.select(false, &Filter::default(), 255, 1400, None);
+        assert_eq!(t.version(), v2, "a scan");
+        assert!(!t.remove(&"10.0.0.9:1".parse().unwrap()));
+        assert_eq!(t.version(), v2, "nothing removed");
+        assert_eq!(t.expire(now), 0);
+        assert_eq!(t.version(), v2, "nothing expired");
+        assert_eq!(t.expire(exp), 1);
+        let v3 = t.version();
+        assert_ne!(v3, v2, "expired");
+        t.register(a, server("valve"), exp, 10, 100);
+        assert!(t.remove(&a));
+        assert_ne!(t.version(), v3, "removed");
     }
 }

@@ -3,7 +3,7 @@
 //! when [`Session::poll_timeout`] says so.
 
 use crate::client_socket;
-use crate::session::{ConnectResult, Kind, Outcome, Session, Step};
+use crate::session::{Budget, ConnectResult, Kind, Outcome, Session, Step};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::net::SocketAddr;
@@ -19,6 +19,20 @@ pub struct QueryOptions {
     pub retries: u32,
     /// Sessions in flight at once (at least one runs).
     pub concurrency: usize,
+    /// Each server's outcome within this, whatever it sends; `None`: the
+    /// [`Budget::new`] bound from `timeout` and `retries` (a shorter one wins).
+    pub deadline: Option<Duration>,
+}
+
+impl QueryOptions {
+    /// The budget of each session of `kind`.
+    pub fn budget(&self, kind: Kind) -> Budget {
+        let mut b = Budget::new(kind, self.timeout, self.retries);
+        if let Some(d) = self.deadline {
+            b.overall = b.overall.min(d);
+        }
+        b
+    }
 }
 
 /// How far a [`run_many`] has got, for a progress line.
@@ -99,7 +113,7 @@ impl Queries {
                 break;
             };
             let (session, first) =
-                Session::new(self.kind, now, self.opts.timeout, self.opts.retries);
+                Session::with_budget(self.kind, now, self.opts.budget(self.kind));
             self.outgoing.extend(first.into_iter().map(|d| (target, d)));
             self.active.insert(target, session);
         }

@@ -18,6 +18,6 @@ pub mod session;
 pub use driver::{run_many, Progress, QueryOptions};
 pub use master_scan::{scan_master, scan_masters, MasterAnswer, MergedList, ScanError, ScanSpec};
 pub use session::{
-    ansi_colors, strip_colors, ConnectResult, Dialect, Kind, Outcome, PlayerRow, ServerSummary,
-    Session, Step,
+    ansi_colors, strip_colors, Budget, ConnectResult, Dialect, Kind, Outcome, PlayerRow,
+    ServerSummary, Session, Step,
 };

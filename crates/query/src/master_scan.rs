@@ -15,6 +15,10 @@ use xash::master::{ScanRequest, ServerListPage, SERVER_LIST_HEADER};
 /// Scans asked of each master before it counts as silent.
 const ATTEMPTS: usize = 2;
 
+/// Servers taken from one master at most (real masters list a few thousand): a
+/// master that sends pages for ever cannot make the scan hold more.
+pub const MAX_SERVERS_PER_MASTER: usize = 1 << 16;
+
 /// After a master's first page, how long a silence means the list is complete.
 const QUIET: Duration = Duration::from_millis(300);
 
@@ -158,6 +162,12 @@ impl ListPages {
             Ok(p) if p.key == Some(self.key) => {
                 self.answered = true;
                 let n = p.servers.len();
+                let room = MAX_SERVERS_PER_MASTER - self.servers.len();
+                if n >= room {
+                    self.servers.extend(p.servers.into_iter().take(room));
+                    tracing::warn!(%master, max = MAX_SERVERS_PER_MASTER, "master listed too many servers; the rest ignored");
+                    return true;
+                }
                 self.servers.extend(p.servers);
                 // Pages are filled in order: one smaller than an earlier page is the last.
                 if self.largest_page > 0 && n < self.largest_page {
@@ -236,6 +246,18 @@ mod tests {
         }
         assert!(list.take(last, master()));
         assert_eq!(list.servers, all);
+    }
+
+    #[test]
+    fn a_master_that_never_stops_sending_pages_is_cut_at_the_cap() {
+        let page = encode_pages(Some(KEY), &servers(200), false, 1400);
+        let mut list = ListPages::new(master(), KEY);
+        let mut pages = 0;
+        while !list.take(&page[0], master()) {
+            pages += 1;
+            assert!(pages < 1000, "still taking pages");
+        }
+        assert_eq!(list.servers.len(), MAX_SERVERS_PER_MASTER);
     }
 
     #[test]

@@ -142,6 +142,49 @@ pub enum Outcome {
     },
 }
 
+/// How much one session may cost, whatever the server does: a server that answers
+/// every request with a new challenge, or keeps a reply from completing, ends in
+/// [`Outcome::Invalid`] or [`Outcome::NoReply`] within these bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// How long to wait for each reply before retrying.
+    pub attempt_timeout: Duration,
+    /// Resends after a timeout.
+    pub retries: u32,
+    /// Datagram batches sent after the first, at most (retries and answers to
+    /// challenges alike).
+    pub max_rounds: u32,
+    /// From the start to the outcome, at most.
+    pub overall: Duration,
+}
+
+impl Budget {
+    /// Rounds the exchange itself may take beyond retries: Info the `info 48`
+    /// fallback and an A2S challenge; Players/Rules the challenge; Ping the GoldSrc
+    /// `i`; Connect the challenge answer, four smaller bandwidth tests and the
+    /// connect. One spare each (a server may challenge once more).
+    pub fn rounds_for(kind: Kind) -> u32 {
+        1 + match kind {
+            Kind::Info => 2,
+            Kind::Players | Kind::Rules => 1,
+            Kind::Ping => 1,
+            Kind::Connect => BANDWIDTH_SIZES.len() as u32 + 1,
+        }
+    }
+
+    /// The budget of `kind` with these timeouts: `retries` plus the rounds the
+    /// exchange needs, each of at most `attempt_timeout`, plus one attempt's slack.
+    pub fn new(kind: Kind, attempt_timeout: Duration, retries: u32) -> Budget {
+        let max_rounds = retries.saturating_add(Self::rounds_for(kind));
+        Budget {
+            attempt_timeout,
+            retries,
+            max_rounds,
+            overall: attempt_timeout.saturating_mul(max_rounds.saturating_add(2)),
+        }
+    }
+}
+
 #[derive(Debug)]
 enum Stage {
     Waiting,
@@ -156,7 +199,10 @@ pub struct Session {
     kind: Kind,
     attempt_timeout: Duration,
     retries_left: u32,
+    rounds_left: u32,
+    max_rounds: u32,
     deadline: Instant,
+    hard_deadline: Instant,
     sent_at: Instant,
     last_sent: Vec<Vec<u8>>,
     // Split replies come in the GoldSrc 9-byte or the Xash 10-byte form, and a
@@ -184,13 +230,20 @@ fn enc(f: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
 }
 
 impl Session {
-    /// Starts a session; returns it and the datagrams to send now.
+    /// Starts a session with [`Budget::new`]; returns it and the datagrams to send now.
     pub fn new(
         kind: Kind,
         now: Instant,
         attempt_timeout: Duration,
         retries: u32,
     ) -> (Session, Vec<Vec<u8>>) {
+        Session::with_budget(kind, now, Budget::new(kind, attempt_timeout, retries))
+    }
+
+    /// Starts a session that ends within `budget` whatever the server sends.
+    pub fn with_budget(kind: Kind, now: Instant, budget: Budget) -> (Session, Vec<Vec<u8>>) {
+        let attempt_timeout = budget.attempt_timeout;
+        let hard_deadline = now + budget.overall;
         let first = match kind {
             Kind::Info => vec![
                 enc(|b| InfoQuery { protocol: 49 }.encode(b)),
@@ -220,8 +273,11 @@ impl Session {
         let s = Session {
             kind,
             attempt_timeout,
-            retries_left: retries,
-            deadline: now + attempt_timeout,
+            retries_left: budget.retries,
+            rounds_left: budget.max_rounds,
+            max_rounds: budget.max_rounds,
+            deadline: (now + attempt_timeout).min(hard_deadline),
+            hard_deadline,
             sent_at: now,
             last_sent: first.clone(),
             reassembler_goldsrc: Reassembler::new(ReassemblyLimits::goldsrc(attempt_timeout)),
@@ -241,8 +297,17 @@ impl Session {
     }
 
     fn send(&mut self, d: Vec<Vec<u8>>, now: Instant) -> Step {
+        if self.rounds_left == 0 {
+            return Step::Done(Outcome::Invalid {
+                error: format!(
+                    "gave up after {} rounds: the server keeps asking for another (a new challenge every time?)",
+                    self.max_rounds
+                ),
+            });
+        }
+        self.rounds_left -= 1;
         self.sent_at = now;
-        self.deadline = now + self.attempt_timeout;
+        self.deadline = (now + self.attempt_timeout).min(self.hard_deadline);
         self.last_sent = d.clone();
         Step::Send(d)
     }
@@ -251,8 +316,23 @@ impl Session {
         now.saturating_duration_since(self.sent_at).as_secs_f64() * 1000.0
     }
 
+    /// The overall deadline passed: the outcome, whatever stage the exchange is in.
+    fn out_of_time(&self) -> Step {
+        if let Stage::RejectSeen(reason) = &self.stage {
+            return Step::Done(Outcome::Connect(ConnectResult::Rejected {
+                reason: reason.clone(),
+            }));
+        }
+        Step::Done(Outcome::NoReply {
+            hint: "no complete reply within the overall deadline".into(),
+        })
+    }
+
     /// The attempt timed out: resend, move on, or give up.
     pub fn handle_timeout(&mut self, now: Instant) -> Step {
+        if now >= self.hard_deadline {
+            return self.out_of_time();
+        }
         if now < self.deadline {
             return Step::Wait;
         }
@@ -340,6 +420,9 @@ impl Session {
 
     /// Takes one datagram from the server.
     pub fn handle(&mut self, packet: &[u8], now: Instant) -> Step {
+        if now >= self.hard_deadline {
+            return self.out_of_time();
+        }
         if packet.starts_with(&SPLIT_HEADER) {
             let g = self
                 .reassembler_goldsrc
@@ -512,7 +595,8 @@ impl Session {
                 .to_string();
             // The print and disconnect datagrams follow; wait briefly for them.
             self.stage = Stage::RejectSeen(reason);
-            self.deadline = now + Duration::from_millis(200).min(self.attempt_timeout);
+            self.deadline = (now + Duration::from_millis(200).min(self.attempt_timeout))
+                .min(self.hard_deadline);
             return Step::Wait;
         }
         if Print::decode(p).is_ok() {
@@ -993,7 +1077,151 @@ mod tests {
         assert_eq!(ansi_colors("^1R"), "\x1b[31mR\x1b[0m");
     }
 
+    /// Far more virtual time than any budget of `T` allows: a session still running
+    /// then would run for ever.
+    const CEILING: Duration = Duration::from_secs(15);
+
+    fn challenge(c: i32) -> Vec<u8> {
+        let mut a = Vec::new();
+        A2sChallenge { challenge: c }.encode(&mut a);
+        a
+    }
+
+    /// A server that answers every request at once with a fresh challenge: the
+    /// session ends after its rounds, not never.
+    #[test]
+    fn a_new_challenge_every_time_ends_after_the_rounds() {
+        for kind in [Kind::Info, Kind::Players, Kind::Rules] {
+            let (mut s, _, now) = start(kind);
+            let budget = Budget::new(kind, T, 1);
+            let mut sends = 0;
+            let outcome = loop {
+                match s.handle(&challenge(1000 + sends), now) {
+                    Step::Send(_) => sends += 1,
+                    Step::Done(o) => break o,
+                    Step::Wait => panic!("{kind:?}: a challenge is always answered"),
+                }
+                assert!(sends < 1000, "{kind:?}: still going after {sends} rounds");
+            };
+            assert_eq!(sends as u32, budget.max_rounds, "{kind:?}");
+            let Outcome::Invalid { error } = outcome else {
+                panic!("{kind:?}: {outcome:?}")
+            };
+            assert!(error.contains("rounds"), "{error}");
+        }
+    }
+
+    /// A server that answers just before each timeout, or keeps the connect
+    /// rejection "coming" with an errormsg every 100 ms: the overall deadline holds.
+    #[test]
+    fn the_overall_deadline_holds_however_the_server_paces_itself() {
+        let (mut s, _, t0) = start(Kind::Players);
+        let overall = Budget::new(Kind::Players, T, 1).overall;
+        let mut now = t0;
+        let mut i = 0;
+        let o = loop {
+            now += T - Duration::from_millis(1);
+            i += 1;
+            if let Step::Done(o) = s.handle(&challenge(i), now) {
+                break o;
+            }
+            assert!(now - t0 <= CEILING, "no end by {:?}", now - t0);
+        };
+        assert!(now - t0 <= overall, "{o:?}");
+        let [err, ..] = xash::handshake::Reject::new("go away").datagrams();
+        let (mut s, _, t0) = start(Kind::Connect);
+        let overall = Budget::new(Kind::Connect, T, 1).overall;
+        let mut now = t0;
+        let o = loop {
+            now += Duration::from_millis(100);
+            let step = if now >= s.poll_timeout() {
+                s.handle_timeout(now)
+            } else {
+                s.handle(&err, now)
+            };
+            if let Step::Done(o) = step {
+                break o;
+            }
+            assert!(now - t0 <= CEILING, "no end by {:?}", now - t0);
+        };
+        assert!(
+            matches!(o, Outcome::Connect(ConnectResult::Rejected { .. })),
+            "{o:?}"
+        );
+        assert!(s.poll_timeout() <= t0 + overall);
+    }
+
+    #[test]
+    fn budgets_fit_the_longest_honest_exchange() {
+        // The connect handshake with every bandwidth size timing out, then the
+        // connect retried: within the budget.
+        let (mut s, _, mut now) = start(Kind::Connect);
+        let mut sends = 0;
+        assert!(matches!(
+            s.handle(b"\xff\xff\xff\xffchallenge 42 1", now),
+            Step::Send(_)
+        ));
+        sends += 1;
+        loop {
+            now = s.poll_timeout();
+            match s.handle_timeout(now) {
+                Step::Send(_) => sends += 1,
+                Step::Done(o) => {
+                    assert!(
+                        matches!(o, Outcome::NoReply { ref hint } if hint == "no reply"),
+                        "{o:?}"
+                    );
+                    break;
+                }
+                Step::Wait => {}
+            }
+        }
+        assert_eq!(
+            sends,
+            BANDWIDTH_SIZES.len() + 1 + 1,
+            "every size, the connect, one retry"
+        );
+        assert!(sends as u32 <= Budget::new(Kind::Connect, T, 1).max_rounds);
+    }
+
     proptest::proptest! {
+        /// Whatever a server sends, whenever: every session ends by its overall
+        /// deadline, having sent at most its rounds.
+        #[test]
+        fn every_session_ends_within_its_budget(
+            events in proptest::collection::vec((0u8..5, proptest::prelude::any::<i32>(), 1u64..400), 1..200),
+            kind in 0usize..5,
+        ) {
+            let kind = [Kind::Info, Kind::Players, Kind::Rules, Kind::Ping, Kind::Connect][kind];
+            let budget = Budget::new(kind, T, 1);
+            let (mut s, _, t0) = start(kind);
+            let mut now = t0;
+            let mut sends = 0u32;
+            let mut done = false;
+            let reject = xash::handshake::Reject::new("no").datagrams();
+            let mut events = events.into_iter().cycle();
+            while !done {
+                let (what, n, dt) = events.next().unwrap();
+                now += Duration::from_millis(dt);
+                let d = match what {
+                    0 => challenge(n),
+                    1 => [&b"\xff\xff\xff\xff"[..], format!("challenge {n} 1").as_bytes()].concat(),
+                    2 => reject[0].clone(),
+                    3 => vec![0xfe, 0xff, 0xff, 0xff, n as u8, 0, 0, 0, 0x02, 0x00],
+                    _ => n.to_le_bytes().to_vec(),
+                };
+                let step = if now >= s.poll_timeout() { s.handle_timeout(now) } else { s.handle(&d, now) };
+                match step {
+                    Step::Send(_) => sends += 1,
+                    Step::Done(_) => done = true,
+                    Step::Wait => {}
+                }
+                proptest::prop_assert!(now - t0 <= CEILING, "{kind:?} alive at {:?}", now - t0);
+            }
+            proptest::prop_assert!(now - t0 <= budget.overall + Duration::from_millis(400), "{kind:?} ended at {:?}", now - t0);
+            proptest::prop_assert!(sends <= budget.max_rounds, "{kind:?}: {sends} rounds");
+        }
+
         /// Hostile datagrams of any kind, fed to every kind of session, never panic
         /// and never make a session send more than a few datagrams at once.
         #[test]

@@ -47,13 +47,14 @@ pub struct FleetSpec {
 }
 
 impl Default for FleetSpec {
-    /// One valve server on 0.0.0.0, ephemeral port, no masters, seed 1.
+    /// One valve server on 127.0.0.1 (a test tool answers strangers only when told
+    /// to), ephemeral port, no masters, seed 1.
     fn default() -> Self {
         FleetSpec {
             count: 1,
             seed: 1,
             masters: Vec::new(),
-            listen_ip: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            listen_ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
             base_port: 0,
             gamedir: "valve".into(),
             nat: false,

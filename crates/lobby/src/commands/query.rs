@@ -49,8 +49,12 @@ pub struct QueryOpts {
     #[arg(long, default_value_t = 1.5, value_name = "SECONDS")]
     pub timeout: f64,
     /// Retries after a timeout.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub retries: u32,
+    /// Seconds each server's query may take in all, however the server answers
+    /// (default: the timeout times the rounds the query needs, plus retries).
+    #[arg(long, value_name = "SECONDS")]
+    pub deadline: Option<f64>,
     /// Servers queried at once.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub concurrency: usize,
@@ -101,6 +105,7 @@ impl QueryOpts {
             timeout: secs(self.timeout, "--timeout")?,
             retries: self.retries,
             concurrency: self.concurrency,
+            deadline: self.deadline.map(|d| secs(d, "--deadline")).transpose()?,
         })
     }
 }

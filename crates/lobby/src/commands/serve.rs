@@ -355,6 +355,7 @@ impl Backbone {
             false => None,
         };
         let http_addrs = f.http.listen_addrs()?;
+        let http_limits = f.http.limits()?;
         let http = if parts.http && !http_addrs.is_empty() {
             let sources = Sources {
                 master: master.as_ref().map(|m| m.engine().clone()),
@@ -362,7 +363,7 @@ impl Backbone {
                 directory: dns.as_ref().map(|d| d.directory.clone()),
                 restarts: Some(sup.restart_counts()),
             };
-            Some(HttpServer::start(&sup, &http_addrs, sources).await?)
+            Some(HttpServer::start(&sup, &http_addrs, http_limits, sources).await?)
         } else {
             None
         };

@@ -23,8 +23,10 @@ pub struct SimArgs {
     /// UDP port of the first server; server i listens on P+i. 0 = an ephemeral port each.
     #[arg(long, value_name = "P", default_value_t = 0)]
     pub base_port: u16,
-    /// IP address the servers listen on (and send heartbeats from).
-    #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::UNSPECIFIED))]
+    /// IP address the servers listen on (and send heartbeats from). Loopback by
+    /// default: simulated servers answer anyone, with multi-datagram replies, so
+    /// they reach beyond this machine only when told (e.g. `--listen-ip 0.0.0.0`).
+    #[arg(long, value_name = "IP", default_value_t = IpAddr::V4(Ipv4Addr::LOCALHOST))]
     pub listen_ip: IpAddr,
     /// Game directory every server reports (valve, cstrike, ...).
     #[arg(long, value_name = "G", default_value = "valve")]
@@ -97,7 +99,17 @@ impl SimArgs {
         }
         let mut masters = Vec::new();
         for m in &self.masters {
-            masters.push(resolve_master(m, self.listen_ip.is_ipv4()).await?);
+            let a = resolve_master(m, self.listen_ip.is_ipv4()).await?;
+            if self.listen_ip.is_loopback() && !a.ip().is_loopback() {
+                bail!(
+                    "master {m} ({a}) is not on this machine, and the servers listen on {} (loopback): pass --listen-ip with an address that reaches it (e.g. 0.0.0.0), knowing that anyone who reaches it can query them",
+                    self.listen_ip
+                );
+            }
+            masters.push(a);
+        }
+        if !self.listen_ip.is_loopback() {
+            tracing::warn!(listen = %self.listen_ip, "simulated servers answer queries from anyone who can reach this address (replies of several datagrams): a test tool, not for the open internet");
         }
         let spec = FleetSpec {
             count: self.count,
@@ -142,4 +154,40 @@ pub async fn run(args: SimArgs) -> Result<ExitCode> {
     // Each server sends the shutdown message `b\n` to its masters as it stops.
     sup.shutdown().await;
     Ok(code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    fn args(a: &[&str]) -> SimArgs {
+        Cli::try_parse_from(std::iter::once("sim").chain(a.iter().copied()))
+            .unwrap()
+            .sim
+    }
+
+    #[tokio::test]
+    async fn loopback_by_default_and_a_remote_master_needs_an_explicit_address() {
+        let a = args(&[]);
+        assert_eq!(a.listen_ip, IpAddr::V4(Ipv4Addr::LOCALHOST));
+        assert!(a.spec().await.unwrap().listen_ip.is_loopback());
+        // Resolved and refused before anything is bound or sent.
+        let e = args(&["--master", "192.0.2.1:27010"])
+            .spec()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--listen-ip") && e.contains("192.0.2.1"), "{e}");
+        let ok = args(&["--master", "192.0.2.1:27010", "--listen-ip", "0.0.0.0"]);
+        assert_eq!(ok.spec().await.unwrap().masters.len(), 1);
+        let local = args(&["--master", "127.0.0.1:27010"]);
+        assert_eq!(local.spec().await.unwrap().masters.len(), 1);
+    }
 }

@@ -1,15 +1,48 @@
 //! The HTTP listener shared by every part: the Xash3D engine's static server list
-//! (`GET /v1/servers/<gamedir>`) from the master's live table, and `/stats`.
+//! (`GET /v1/servers/<gamedir>`) from a snapshot of the master's table, and `/stats`.
+//!
+//! Hardened for the public internet with library settings only:
+//! - hyper's header-read timer (`header_read_timeout`: a request head, on a fresh
+//!   connection or a kept-alive one, must be complete in time), its header size and
+//!   count limits (431) and its buffer limit;
+//! - tokio-io-timeout's read and write timeouts on the socket (`idle_timeout`: no byte
+//!   moved either way for that long closes the connection, so an idle keep-alive
+//!   connection, a silent one and a client that stops reading its response all end);
+//! - a total lifetime per connection (`connection_timeout`, then a graceful close);
+//! - tower-http's `TimeoutLayer` (408) and `RequestBodyLimitLayer` (413);
+//! - a connection cap (a semaphore shared by every listener of the server) and a
+//!   per-source cap (per IPv4 address / IPv6 /64), checked in the accept loop: a
+//!   connection past either is answered `503` and closed at once.
+//!
+//! Every refusal and every timeout is counted in `/stats` under `http`.
 
-use crate::lifecycle::{listening, lock, tcp_listener, Supervisor};
-use anyhow::{Context, Result};
+use crate::lifecycle::{listening, lock, tcp_listener, Stop, Supervisor};
+use anyhow::Result;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use std::net::SocketAddr;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::io;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+use tokio_io_timeout::TimeoutStream;
+use tower::ServiceBuilder;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::timeout::TimeoutLayer;
 
 /// What the HTTP handlers read.
 #[derive(Clone, Default)]
@@ -24,29 +57,210 @@ pub struct Sources {
     pub restarts: Option<crate::lifecycle::RestartCounts>,
 }
 
-/// The server list in the engine's static HTTP format: one `ip <addr>` line per
-/// protocol-49 server of `gamedir` (IPv6 addresses bracketed).
-pub fn server_list(engine: &master::Engine, gamedir: &str) -> String {
-    let mut out = String::new();
-    for (addr, s, _) in engine.table().iter() {
-        if &*s.gamedir == gamedir.as_bytes() {
-            out.push_str("ip ");
-            out.push_str(&addr.to_string());
-            out.push('\n');
-        }
-    }
-    out
+/// What a stranger can make the HTTP server hold, and for how long (`[http]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at once, over every listener.
+    pub max_connections: usize,
+    /// Connections open at once from one IPv4 address or IPv6 /64.
+    pub max_connections_per_ip: usize,
+    /// From when the server waits for a request head until the head is complete.
+    pub header_read_timeout: Duration,
+    /// No byte read or written for this long closes the connection.
+    pub idle_timeout: Duration,
+    /// A handler's answer, at most (then 408).
+    pub request_timeout: Duration,
+    /// A connection's whole life, at most (then it is closed after the response in
+    /// flight, which gets `idle_timeout` more).
+    pub connection_timeout: Duration,
+    /// Request line and headers, bytes (then 431).
+    pub max_header_bytes: usize,
+    /// Request body, bytes (then 413).
+    pub max_request_bytes: usize,
 }
 
-async fn servers(State(src): State<Sources>, Path(gamedir): Path<String>) -> Response {
-    let Some(m) = &src.master else {
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 512,
+            max_connections_per_ip: 16,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(10),
+            connection_timeout: Duration::from_secs(60),
+            max_header_bytes: 8192,
+            max_request_bytes: 4096,
+        }
+    }
+}
+
+/// hyper's smallest allowed read buffer.
+const MIN_BUF: usize = 8192;
+
+/// Headers per request, at most (hyper answers 431 past it).
+const MAX_HEADERS: usize = 64;
+
+/// Why a connection was refused or ended early; each is a counter in `/stats`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reason {
+    RefusedFull,
+    RefusedPerIp,
+    AcceptErrors,
+    HeaderTimeout,
+    IdleTimeout,
+    ConnectionTimeout,
+    RequestTimeout,
+    BodyTooLarge,
+    HeadersTooLarge,
+    BadRequest,
+}
+
+impl Reason {
+    const ALL: [Reason; 10] = [
+        Reason::RefusedFull,
+        Reason::RefusedPerIp,
+        Reason::AcceptErrors,
+        Reason::HeaderTimeout,
+        Reason::IdleTimeout,
+        Reason::ConnectionTimeout,
+        Reason::RequestTimeout,
+        Reason::BodyTooLarge,
+        Reason::HeadersTooLarge,
+        Reason::BadRequest,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Reason::RefusedFull => "refused_connection_cap",
+            Reason::RefusedPerIp => "refused_per_ip_cap",
+            Reason::AcceptErrors => "accept_errors",
+            Reason::HeaderTimeout => "header_timeouts",
+            Reason::IdleTimeout => "idle_timeouts",
+            Reason::ConnectionTimeout => "connection_timeouts",
+            Reason::RequestTimeout => "request_timeouts",
+            Reason::BodyTooLarge => "body_too_large",
+            Reason::HeadersTooLarge => "headers_too_large",
+            Reason::BadRequest => "bad_requests",
+        }
+    }
+}
+
+/// The HTTP server's own counters.
+#[derive(Debug, Default)]
+struct HttpStats {
+    connections: AtomicU64,
+    open: AtomicU64,
+    requests: AtomicU64,
+    reasons: [AtomicU64; Reason::ALL.len()],
+}
+
+impl HttpStats {
+    fn count(&self, r: Reason) {
+        self.reasons[r as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut m = serde_json::Map::new();
+        for (k, v) in [
+            ("connections", &self.connections),
+            ("open", &self.open),
+            ("requests", &self.requests),
+        ] {
+            m.insert(k.into(), v.load(Ordering::Relaxed).into());
+        }
+        for r in Reason::ALL {
+            m.insert(
+                r.name().into(),
+                self.reasons[r as usize].load(Ordering::Relaxed).into(),
+            );
+        }
+        m
+    }
+}
+
+/// The `/v1/servers/<gamedir>` bodies of one version of the master's table.
+#[derive(Debug, Default)]
+struct ListSnapshot {
+    version: u64,
+    /// One body per game directory present; any other gamedir gets an empty list.
+    /// `Bytes`: each response shares the body instead of copying it.
+    by_gamedir: HashMap<Box<[u8]>, Bytes>,
+}
+
+impl ListSnapshot {
+    /// Builds the bodies from a copy of the table (outside any lock): one `ip <addr>`
+    /// line per server, in the table's address order (IPv6 bracketed).
+    fn build(version: u64, servers: &[(SocketAddr, Box<[u8]>)]) -> ListSnapshot {
+        let mut text: HashMap<Box<[u8]>, String> = HashMap::new();
+        for (addr, gamedir) in servers {
+            let t = text.entry(gamedir.clone()).or_default();
+            t.push_str("ip ");
+            t.push_str(&addr.to_string());
+            t.push('\n');
+        }
+        ListSnapshot {
+            version,
+            by_gamedir: text.into_iter().map(|(g, t)| (g, Bytes::from(t))).collect(),
+        }
+    }
+
+    fn body(&self, gamedir: &str) -> Bytes {
+        self.by_gamedir
+            .get(gamedir.as_bytes())
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// The current list snapshot, rebuilt only when the master's table version moved.
+#[derive(Default)]
+struct ListCache {
+    current: Mutex<Option<Arc<ListSnapshot>>>,
+}
+
+impl ListCache {
+    /// The snapshot for the table as it is now. The master's lock is held only to
+    /// compare the version and, when it moved, to copy (address, gamedir) pairs.
+    fn get(&self, m: &Mutex<master::Engine>) -> Arc<ListSnapshot> {
+        let have = lock(&self.current).clone();
+        let copied = {
+            let e = lock(m);
+            let t = e.table();
+            if let Some(s) = have.as_ref().filter(|s| s.version == t.version()) {
+                return s.clone();
+            }
+            let servers: Vec<(SocketAddr, Box<[u8]>)> =
+                t.iter().map(|(a, s, _)| (a, s.gamedir.clone())).collect();
+            (t.version(), servers)
+        };
+        let snap = Arc::new(ListSnapshot::build(copied.0, &copied.1));
+        let mut cur = lock(&self.current);
+        // Two requests may rebuild at once: keep the newer table's snapshot.
+        if cur.as_ref().is_none_or(|c| c.version < snap.version) {
+            *cur = Some(snap.clone());
+        }
+        snap
+    }
+}
+
+/// What the handlers share.
+#[derive(Clone)]
+struct App {
+    sources: Sources,
+    stats: Arc<HttpStats>,
+    lists: Arc<ListCache>,
+}
+
+async fn servers(State(app): State<App>, Path(gamedir): Path<String>) -> Response {
+    let Some(m) = &app.sources.master else {
         return (StatusCode::NOT_FOUND, "no master runs in this process\n").into_response();
     };
-    let body = server_list(&lock(m), &gamedir);
+    let body = app.lists.get(m).body(&gamedir);
     ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
 }
 
-async fn stats(State(src): State<Sources>) -> Response {
+async fn stats(State(app): State<App>) -> Response {
+    let src = &app.sources;
     let mut obj = serde_json::Map::new();
     if let Some(r) = &src.relay {
         let e = lock(r);
@@ -84,6 +298,7 @@ async fn stats(State(src): State<Sources>) -> Response {
             .collect();
         obj.insert("worker_restarts".into(), c.into());
     }
+    obj.insert("http".into(), app.stats.snapshot().into());
     (
         [(header::CONTENT_TYPE, "application/json")],
         serde_json::Value::Object(obj).to_string(),
@@ -91,8 +306,8 @@ async fn stats(State(src): State<Sources>) -> Response {
         .into_response()
 }
 
-async fn mpservers(State(src): State<Sources>) -> Response {
-    let Some(d) = &src.directory else {
+async fn mpservers(State(app): State<App>) -> Response {
+    let Some(d) = &app.sources.directory else {
         return (StatusCode::NOT_FOUND, "no directory runs in this process\n").into_response();
     };
     let body = lock(d).mpservers_xml();
@@ -107,6 +322,317 @@ async fn index() -> &'static str {
     "lobby\n/v1/servers/<gamedir>  Xash3D server list (one `ip ADDR` line per server)\n/stats                 counters as JSON\n/mpservers.xml          FlightGear relays for the launcher\n"
 }
 
+/// Open connections per IPv4 address / IPv6 /64.
+#[derive(Default)]
+struct PerIp {
+    open: Mutex<HashMap<IpAddr, usize>>,
+}
+
+/// One connection's place in [`PerIp`], given back on drop.
+struct IpSlot {
+    table: Arc<PerIp>,
+    key: IpAddr,
+}
+
+fn ip_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let s = v6.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+        v4 => v4,
+    }
+}
+
+impl PerIp {
+    /// A place for one more connection from `ip`, unless it has `max` already.
+    fn acquire(self: &Arc<Self>, ip: IpAddr, max: usize) -> Option<IpSlot> {
+        let key = ip_key(ip);
+        let mut open = lock(&self.open);
+        let n = open.entry(key).or_insert(0);
+        if *n >= max {
+            return None;
+        }
+        *n += 1;
+        Some(IpSlot {
+            table: self.clone(),
+            key,
+        })
+    }
+}
+
+impl Drop for IpSlot {
+    fn drop(&mut self) {
+        let mut open = lock(&self.table.open);
+        if let Some(n) = open.get_mut(&self.key) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.key);
+            }
+        }
+    }
+}
+
+/// What a connection refused at accept gets: one write, never waited on.
+const REFUSED: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\nretry-after: 1\r\n\r\n";
+
+/// What the accept loops of one server share.
+struct Shared {
+    limits: Limits,
+    stats: Arc<HttpStats>,
+    slots: Arc<Semaphore>,
+    per_ip: Arc<PerIp>,
+}
+
+/// One request handler stack, cloned into every connection.
+type Handler =
+    tower::util::BoxCloneService<hyper::Request<hyper::body::Incoming>, Response, Infallible>;
+
+/// The request handlers with their tower layers (outermost first): the codes the
+/// layers answer with (413, 408) are counted on the way out.
+fn handler(app: App, limits: &Limits) -> Handler {
+    let counters = app.stats.clone();
+    let router = Router::new()
+        .route("/", get(index))
+        .route("/v1/servers/{gamedir}", get(servers))
+        .route("/stats", get(stats))
+        .route("/mpservers.xml", get(mpservers))
+        .route("/mpstatus/mpservers.xml", get(mpservers))
+        .with_state(app);
+    let svc = ServiceBuilder::new()
+        .map_response(move |r: hyper::Response<_>| {
+            counters.requests.fetch_add(1, Ordering::Relaxed);
+            match r.status() {
+                StatusCode::PAYLOAD_TOO_LARGE => counters.count(Reason::BodyTooLarge),
+                StatusCode::REQUEST_TIMEOUT => counters.count(Reason::RequestTimeout),
+                _ => {}
+            }
+            r.map(axum::body::Body::new)
+        })
+        .layer(RequestBodyLimitLayer::new(limits.max_request_bytes))
+        .layer(TimeoutLayer::with_status_code(
+            StatusCode::REQUEST_TIMEOUT,
+            limits.request_timeout,
+        ))
+        .service(router);
+    tower::util::BoxCloneService::new(svc)
+}
+
+/// Accepts until the stop signal; each connection gets its own task (at most
+/// `max_connections` over every listener), and they get a few seconds to finish
+/// when the server stops.
+async fn accept_loop(
+    l: TcpListener,
+    handler: Handler,
+    shared: Arc<Shared>,
+    stop: Stop,
+) -> Result<()> {
+    let mut conns = JoinSet::new();
+    loop {
+        let (tcp, peer) = tokio::select! {
+            r = l.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // Out of descriptors, or a connection reset before it was accepted:
+                    // pause a little so a full descriptor table is no busy loop.
+                    shared.stats.count(Reason::AcceptErrors);
+                    tracing::warn!(error = %e, "HTTP accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => continue,
+            _ = stop.stopped() => break,
+        };
+        let Ok(permit) = shared.slots.clone().try_acquire_owned() else {
+            refuse(tcp, peer, Reason::RefusedFull, &shared.stats);
+            continue;
+        };
+        let Some(slot) = shared
+            .per_ip
+            .acquire(peer.ip(), shared.limits.max_connections_per_ip)
+        else {
+            refuse(tcp, peer, Reason::RefusedPerIp, &shared.stats);
+            continue;
+        };
+        shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let conn = Conn {
+            peer,
+            shared: shared.clone(),
+            _permit: permit,
+            _slot: slot,
+        };
+        conns.spawn(conn.serve(tcp, handler.clone(), stop.clone()));
+    }
+    let drained = tokio::time::timeout(Duration::from_secs(3), async {
+        while conns.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            open = conns.len(),
+            "HTTP connections still open at stop; closing them"
+        );
+    }
+    Ok(())
+}
+
+/// Answers a connection past a cap with one non-blocking write of a `503`, then
+/// closes it.
+fn refuse(tcp: TcpStream, peer: SocketAddr, why: Reason, stats: &HttpStats) {
+    stats.count(why);
+    tracing::debug!(%peer, reason = why.name(), "HTTP connection refused");
+    let _ = tcp.try_write(REFUSED);
+}
+
+/// One accepted connection, holding its places under the caps until it ends.
+struct Conn {
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    _permit: OwnedSemaphorePermit,
+    _slot: IpSlot,
+}
+
+impl Conn {
+    async fn serve(self, tcp: TcpStream, handler: Handler, stop: Stop) {
+        let limits = self.shared.limits;
+        let stats = &self.shared.stats;
+        stats.open.fetch_add(1, Ordering::Relaxed);
+        let _ = tcp.set_nodelay(true);
+        let mut io = TimeoutStream::new(tcp);
+        io.set_read_timeout(Some(limits.idle_timeout));
+        io.set_write_timeout(Some(limits.idle_timeout));
+        let idle = Arc::new(AtomicBool::new(false));
+        let io = TokioIo::new(Watched {
+            inner: Box::pin(io),
+            timed_out: idle.clone(),
+        });
+        let mut b = hyper::server::conn::http1::Builder::new();
+        b.timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .keep_alive(true)
+            // No read while a response is written: the idle timer then measures the
+            // client's silence between requests, not the length of a download.
+            .half_close(true)
+            .max_headers(MAX_HEADERS)
+            .max_header_size(limits.max_header_bytes)
+            .max_buf_size(limits.max_header_bytes.saturating_mul(2).max(MIN_BUF));
+        let conn = b.serve_connection(io, TowerToHyperService::new(handler));
+        tokio::pin!(conn);
+        let lifetime = tokio::time::sleep(limits.connection_timeout);
+        let (result, ended, close) = tokio::select! {
+            r = conn.as_mut() => (r, None, false),
+            _ = lifetime => (Ok(()), Some(Reason::ConnectionTimeout), true),
+            _ = stop.stopped() => (Ok(()), None, true),
+        };
+        let result = if close {
+            // Finish the response in flight (if any), then close.
+            conn.as_mut().graceful_shutdown();
+            match tokio::time::timeout(limits.idle_timeout, conn.as_mut()).await {
+                Ok(r) => r,
+                Err(_) => Ok(()),
+            }
+        } else {
+            result
+        };
+        // hyper ends an idle connection whose read failed as if the client had
+        // closed it: the idle timer's own flag tells the two apart.
+        let ended = ended.or(idle.load(Ordering::Relaxed).then_some(Reason::IdleTimeout));
+        if let Some(why) = ended {
+            stats.count(why);
+            tracing::debug!(peer = %self.peer, reason = why.name(), "HTTP connection closed");
+        }
+        if let (Err(e), None) = (&result, ended) {
+            let why = classify(e);
+            if let Some(why) = why {
+                stats.count(why);
+            }
+            tracing::debug!(peer = %self.peer, reason = why.map_or("error", Reason::name), error = %e, "HTTP connection ended");
+        }
+        stats.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Which counter a connection error belongs to (`None`: a client that went away).
+fn classify(e: &hyper::Error) -> Option<Reason> {
+    if e.is_timeout() {
+        return Some(Reason::HeaderTimeout);
+    }
+    if e.is_parse_too_large() {
+        return Some(Reason::HeadersTooLarge);
+    }
+    if e.is_parse() {
+        return Some(Reason::BadRequest);
+    }
+    None
+}
+
+/// The socket with its idle timers, noting when one fired (everything else passes
+/// straight through).
+struct Watched {
+    inner: Pin<Box<TimeoutStream<TcpStream>>>,
+    timed_out: Arc<AtomicBool>,
+}
+
+impl Watched {
+    fn note<T>(&self, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        if let Poll::Ready(Err(e)) = &r {
+            if e.kind() == io::ErrorKind::TimedOut {
+                self.timed_out.store(true, Ordering::Relaxed);
+            }
+        }
+        r
+    }
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let r = self.inner.as_mut().poll_read(cx, buf);
+        self.note(r)
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let r = self.inner.as_mut().poll_write(cx, buf);
+        self.note(r)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let r = self.inner.as_mut().poll_write_vectored(cx, bufs);
+        self.note(r)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let r = self.inner.as_mut().poll_flush(cx);
+        self.note(r)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let r = self.inner.as_mut().poll_shutdown(cx);
+        self.note(r)
+    }
+}
+
 /// A running HTTP listener.
 pub struct HttpServer {
     /// Bound addresses.
@@ -115,33 +641,126 @@ pub struct HttpServer {
 
 impl HttpServer {
     /// Binds, prints `listening http tcp ADDR` lines, serves under `sup` until its stop
-    /// signal (then finishes the requests in flight).
+    /// signal (then finishes the requests in flight, for at most a few seconds).
     pub async fn start(
         sup: &Supervisor,
         listen: &[SocketAddr],
+        limits: Limits,
         sources: Sources,
     ) -> Result<HttpServer> {
-        let app = Router::new()
-            .route("/", get(index))
-            .route("/v1/servers/{gamedir}", get(servers))
-            .route("/stats", get(stats))
-            .route("/mpservers.xml", get(mpservers))
-            .route("/mpstatus/mpservers.xml", get(mpservers))
-            .with_state(sources);
+        let stats = Arc::new(HttpStats::default());
+        let app = App {
+            sources,
+            stats: stats.clone(),
+            lists: Arc::new(ListCache::default()),
+        };
+        let handler = handler(app, &limits);
+        let shared = Arc::new(Shared {
+            limits,
+            stats,
+            slots: Arc::new(Semaphore::new(limits.max_connections)),
+            per_ip: Arc::new(PerIp::default()),
+        });
         let mut addrs = Vec::new();
         for &a in listen {
             let l = tcp_listener(a, "HTTP")?;
             let bound = l.local_addr()?;
             listening("http", "tcp", bound);
             addrs.push(bound);
-            let (app, stop) = (app.clone(), sup.stop().clone());
-            sup.spawn_task("http", async move {
-                axum::serve(l, app)
-                    .with_graceful_shutdown(async move { stop.stopped().await })
-                    .await
-                    .context("HTTP server stopped")
-            });
+            let (shared, stop) = (shared.clone(), sup.stop().clone());
+            sup.spawn_task("http", accept_loop(l, handler.clone(), shared, stop));
         }
         Ok(HttpServer { addrs })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_snapshot_is_rebuilt_only_when_the_table_moved() {
+        let now = std::time::Instant::now();
+        let e = master::Engine::new(
+            master::Config::default(),
+            Arc::new(master::Stats::default()),
+            [7; 32],
+            now,
+        );
+        let m = Mutex::new(e);
+        let cache = ListCache::default();
+        let a = cache.get(&m);
+        let b = cache.get(&m);
+        assert!(Arc::ptr_eq(&a, &b), "same version: the same snapshot");
+        assert!(a.body("valve").is_empty());
+        // A server registers (heartbeat, challenge, info): a new snapshot lists it.
+        let from: SocketAddr = "192.0.2.7:27015".parse().unwrap();
+        let mut out = master::Outbox::new();
+        lock(&m).handle(&[0x71, 0xff, 1, 2, 3, 4], from, now, &mut out);
+        let reply = out.iter().next().unwrap().payload.to_vec();
+        let c = xash::master::ChallengeReply::decode(&reply).unwrap();
+        out.clear();
+        let info = format!(
+            "0\n\\protocol\\49\\challenge\\{}\\players\\1\\max\\8\\bots\\0\\gamedir\\valve\\map\\c1a0\\type\\d\\password\\0\\os\\l\\secure\\0\\lan\\0\\version\\0.21\\region\\255\\product\\valve\\nat\\0",
+            c.master_challenge
+        );
+        lock(&m).handle(info.as_bytes(), from, now, &mut out);
+        assert_eq!(lock(&m).table().len(), 1);
+        let c = cache.get(&m);
+        assert!(!Arc::ptr_eq(&a, &c), "the table moved: a new snapshot");
+        assert_eq!(&c.body("valve")[..], b"ip 192.0.2.7:27015\n");
+        assert!(Arc::ptr_eq(&c, &cache.get(&m)));
+    }
+
+    #[test]
+    fn ip_keys_group_ipv6_by_64_and_unmap_ipv4() {
+        let k = |s: &str| ip_key(s.parse().unwrap());
+        assert_eq!(k("2001:db8:1:2:3:4:5:6"), k("2001:db8:1:2:ffff::1"));
+        assert_ne!(k("2001:db8:1:2::1"), k("2001:db8:1:3::1"));
+        assert_eq!(k("::ffff:192.0.2.1"), k("192.0.2.1"));
+        assert_ne!(k("192.0.2.1"), k("192.0.2.2"));
+    }
+
+    #[test]
+    fn per_ip_places_are_given_back() {
+        let t = Arc::new(PerIp::default());
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        let a = t.acquire(ip, 2).unwrap();
+        let _b = t.acquire(ip, 2).unwrap();
+        assert!(t.acquire(ip, 2).is_none());
+        drop(a);
+        assert!(t.acquire(ip, 2).is_some());
+        drop(_b);
+        assert!(lock(&t.open).is_empty(), "no entry left for a gone source");
+    }
+
+    proptest! {
+        /// Every server appears in its gamedir's body exactly once, in table order,
+        /// and in no other.
+        #[test]
+        fn snapshot_bodies_hold_each_server_once(
+            servers in proptest::collection::btree_map(
+                (any::<[u8; 4]>(), any::<u16>()).prop_map(|(ip, p)| SocketAddr::from((ip, p))),
+                prop_oneof![Just(b"valve".to_vec()), Just(b"cstrike".to_vec()), proptest::collection::vec(any::<u8>(), 0..8)],
+                0..64,
+            )
+        ) {
+            let list: Vec<(SocketAddr, Box<[u8]>)> =
+                servers.iter().map(|(a, g)| (*a, g.clone().into_boxed_slice())).collect();
+            let snap = ListSnapshot::build(3, &list);
+            prop_assert_eq!(snap.version, 3);
+            let mut seen = 0;
+            for (g, body) in &snap.by_gamedir {
+                let want: String = list
+                    .iter()
+                    .filter(|(_, sg)| sg == g)
+                    .map(|(a, _)| format!("ip {a}\n"))
+                    .collect();
+                prop_assert_eq!(&body[..], want.as_bytes());
+                seen += body.iter().filter(|&&b| b == b'\n').count();
+            }
+            prop_assert_eq!(seen, list.len());
+        }
     }
 }
