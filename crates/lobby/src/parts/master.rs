@@ -280,7 +280,7 @@ async fn save_loop(
         match tokio::task::spawn_blocking(move || f.save(&e)).await {
             Ok(Err(e)) => tracing::error!("{e:#}"),
             Err(e) => tracing::error!("state saver failed: {e}"),
-            Ok(Ok(n)) => tracing::debug!(servers = n, why, "state saved"),
+            Ok(Ok(n)) => tracing::debug!(servers = n, why, "state file written"),
         }
     }
 }
