@@ -364,16 +364,22 @@ pub struct MasterSection {
     pub rate_burst: f64,
     /// Seconds for one request of allowance to come back.
     pub rate_decay: f64,
-    /// Clients tracked by the rate limiter.
+    /// Sources each per-source table tracks (fixed memory; a full table evicts).
     pub rate_table_size: usize,
+    /// Reply bytes per second one client (IPv4 address / IPv6 /64) may be sent; 0 = off.
+    pub scan_reply_bytes_per_sec: u64,
+    /// NAT servers one client may be announced to per second; 0 = unlimited.
+    pub nat_announces_per_sec: u32,
     /// Admin hash length (bytes).
     pub hash_len: usize,
     /// Admin hash key.
     pub hash_key: String,
     /// Admin hash personalisation.
     pub hash_personal: String,
-    /// Seconds an IP is ignored after a bad admin hash.
+    /// Seconds an IPv4 address / IPv6 /64 is ignored after a bad admin hash.
     pub admin_lockout: f64,
+    /// Networks (IP or CIDR) admin messages are accepted from; default loopback only.
+    pub admin_allow: Vec<String>,
     /// Admins (`[[master.admin]]` with `name` and `password`).
     pub admin: Vec<AdminEntry>,
     /// Receive threads per UDP address; 0 = one per core.
@@ -404,10 +410,13 @@ impl Default for MasterSection {
             rate_burst: d.rate_burst,
             rate_decay: d.rate_decay.as_secs_f64(),
             rate_table_size: d.rate_table_size,
+            scan_reply_bytes_per_sec: d.scan_reply_bytes_per_sec,
+            nat_announces_per_sec: d.nat_announces_per_sec,
             hash_len: d.hash_len,
             hash_key: d.hash_key,
             hash_personal: d.hash_personal,
             admin_lockout: d.admin_lockout.as_secs_f64(),
+            admin_allow: d.admin_allow.iter().map(|n| n.to_string()).collect(),
             admin: vec![],
             workers: 0,
         }
@@ -451,6 +460,8 @@ impl MasterSection {
             rate_burst: self.rate_burst,
             rate_decay: msecs(self.rate_decay, "rate_decay")?,
             rate_table_size: self.rate_table_size,
+            scan_reply_bytes_per_sec: self.scan_reply_bytes_per_sec,
+            nat_announces_per_sec: self.nat_announces_per_sec,
             admins: self
                 .admin
                 .iter()
@@ -463,6 +474,11 @@ impl MasterSection {
             hash_key: self.hash_key.clone(),
             hash_personal: self.hash_personal.clone(),
             admin_lockout: msecs(self.admin_lockout, "admin_lockout")?,
+            admin_allow: self
+                .admin_allow
+                .iter()
+                .map(|s| net(s).context("master.admin_allow"))
+                .collect::<Result<_>>()?,
         };
         if let Some(a) = c.update_addr_v4.filter(|a| !a.is_ipv4()) {
             bail!("master.update_addr must be an IPv4 address, got {a}");
@@ -761,6 +777,18 @@ mod tests {
             .contains("page_size"));
         let f = parse("[master]\nupdate_addr = \"[::1]:27010\"\n", "x").unwrap();
         assert!(f.master.engine_config().is_err());
+        assert_eq!(c.admin_allow.len(), 2, "loopback by default");
+        assert_eq!(c.scan_reply_bytes_per_sec, 65_536);
+        let f = parse(
+            "[master]\nadmin_allow = [\"10.0.0.0/8\", \"2001:db8::1\"]\n",
+            "x",
+        )
+        .unwrap();
+        let c = f.master.engine_config().unwrap();
+        assert!(c.admin_allow[1].contains(&"2001:db8::1".parse::<IpAddr>().unwrap()));
+        let f = parse("[master]\nadmin_allow = [\"10.0.0.0/40\"]\n", "x").unwrap();
+        let e = format!("{:#}", f.master.engine_config().unwrap_err());
+        assert!(e.contains("admin_allow"), "{e}");
     }
 
     #[test]

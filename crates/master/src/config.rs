@@ -1,5 +1,6 @@
 //! The master engine's validated settings.
 
+use ipnet::IpNet;
 use std::net::SocketAddr;
 use std::time::Duration;
 use xash::filter::Version;
@@ -50,8 +51,20 @@ pub struct Config {
     pub rate_burst: f64,
     /// One request of allowance comes back per this long.
     pub rate_decay: Duration,
-    /// Clients tracked by the rate limiter at once (bounded memory).
+    /// Sources each per-source table tracks (requests, heartbeats, reply bytes, NAT
+    /// announces): fixed memory; when a table is full a new source evicts the entry that
+    /// owes least, in constant time.
     pub rate_table_size: usize,
+    /// Bytes of replies (list pages, info replies) one client (IPv4 address or IPv6 /64)
+    /// may be sent per second, with a burst of one second's worth; a reply larger than
+    /// that is sent once the client owes nothing. Bounds what a spoofed scan flood can
+    /// direct at a victim. Default 65,536: one full 10,000-server IPv4 scan (60,792 bytes
+    /// in 1,400-byte pages) per second. 0 = unlimited (benchmarks).
+    pub scan_reply_bytes_per_sec: u64,
+    /// NAT servers one client may be announced to per second (`c <client>` datagrams
+    /// the master sends on its behalf); a scan listing more announces the next ones in
+    /// turn. 0 = unlimited.
+    pub nat_announces_per_sec: u32,
     /// Admins.
     pub admins: Vec<AdminUser>,
     /// Admin hash length in bytes.
@@ -60,8 +73,12 @@ pub struct Config {
     pub hash_key: String,
     /// Admin hash personalisation (xash3d-master default "Freeman").
     pub hash_personal: String,
-    /// An IP that sent a bad admin hash is ignored this long.
+    /// An IPv4 address or IPv6 /64 that sent a bad admin hash (with a valid challenge)
+    /// is ignored this long.
     pub admin_lockout: Duration,
+    /// Source networks admin messages are accepted from (default loopback only);
+    /// anything else is dropped, counted and logged.
+    pub admin_allow: Vec<IpNet>,
 }
 
 impl Default for Config {
@@ -84,11 +101,17 @@ impl Default for Config {
             rate_burst: 8.0,
             rate_decay: Duration::from_secs(1),
             rate_table_size: 65_536,
+            scan_reply_bytes_per_sec: 65_536,
+            nat_announces_per_sec: 32,
             admins: Vec::new(),
             hash_len: 64,
             hash_key: "Half-Life".into(),
             hash_personal: "Freeman".into(),
             admin_lockout: Duration::from_secs(10),
+            admin_allow: vec![
+                "127.0.0.0/8".parse().expect("valid network"),
+                "::1/128".parse().expect("valid network"),
+            ],
         }
     }
 }

@@ -1,13 +1,14 @@
 //! The master state machine.
 
+use crate::bans::{parse_net, Bans, MAX_BANS};
 use crate::challenge::{admin_hash, constant_time_eq, Challenges};
 use crate::config::Config;
-use crate::ratelimit::{RateLimiter, Verdict};
+use crate::ratelimit::{source_key, RateLimiter, Verdict};
 use crate::state::{SavedServer, SavedState, STATE_VERSION};
 use crate::stats::{Counter, Stats};
 use crate::table::{PageForKey, Registered, Server, Table};
 use sansio::Outbox;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -24,13 +25,76 @@ use xash::text::{InfoQuery, InfoReply};
 const UPDATE_GAMEDIR_TTL: Duration = Duration::from_secs(5);
 /// Bound on remembered outdated clients.
 const UPDATE_GAMEDIR_MAX: usize = 4096;
-/// Bound on locked-out admin IPs.
+/// Bound on locked-out admin sources (IPv4 addresses, IPv6 /64s). While it is full,
+/// sources not in it are refused too (fail closed: a full table never disables lockout).
 const LOCKOUT_MAX: usize = 4096;
+/// Admin messages (challenge requests and commands) a source may send in a burst...
+const ADMIN_BURST: f64 = 16.0;
+/// ...and one more per this long.
+const ADMIN_DECAY: Duration = Duration::from_secs(1);
+/// Log lines about refused admin messages per second at most (the rest are counted
+/// and the count is reported with the next line).
+const ADMIN_LOGS_PER_SEC: f64 = 20.0;
 /// How often bookkeeping is swept.
 const SWEEP: Duration = Duration::from_secs(1);
 
 fn server_burst(c: &Config) -> f64 {
     (2 * c.max_servers_per_source) as f64
+}
+
+/// The per-client reply byte budget: one second's worth at once, refilled per second.
+fn reply_budget(c: &Config) -> (f64, f64) {
+    let r = c.scan_reply_bytes_per_sec as f64;
+    (r, r)
+}
+
+fn nat_budget(c: &Config) -> (f64, f64) {
+    let r = f64::from(c.nat_announces_per_sec);
+    (r, r)
+}
+
+type Hook = Box<dyn Fn() + Send + Sync>;
+
+/// Called when the ban list changes (the binary saves the state file at once).
+struct BanHook(Option<Hook>);
+
+impl std::fmt::Debug for BanHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "BanHook(set)"
+        } else {
+            "BanHook(none)"
+        })
+    }
+}
+
+/// A global allowance of log lines (a flood must not become a flood of log lines).
+#[derive(Debug, Default)]
+struct LogBudget {
+    tokens: f64,
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl LogBudget {
+    /// `Some(lines suppressed since the last one)` when a line may be written now.
+    fn take(&mut self, now: Instant, per_sec: f64) -> Option<u64> {
+        self.tokens = match self.last {
+            None => per_sec,
+            Some(last) => {
+                let refill = now.saturating_duration_since(last).as_secs_f64() * per_sec;
+                (self.tokens + refill).min(per_sec)
+            }
+        };
+        self.last = Some(now);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            Some(std::mem::take(&mut self.suppressed))
+        } else {
+            self.suppressed += 1;
+            None
+        }
+    }
 }
 
 /// The engine.
@@ -40,13 +104,27 @@ pub struct Engine {
     stats: Arc<Stats>,
     challenges: Challenges,
     table: Table,
-    bans: HashSet<IpAddr>,
+    bans: Bans,
+    /// Client requests (scans, info queries).
     limiter: RateLimiter,
-    /// Heartbeats are limited separately and more generously: a host with its full
-    /// quota of servers heartbeats them all at once when it starts.
+    /// Heartbeats are limited separately (a budget of their own, so no scanner flood
+    /// can starve registration) and more generously: a host with its full quota of
+    /// servers heartbeats them all at once when it starts.
     server_limiter: RateLimiter,
+    /// Reply bytes per client.
+    reply_budget: RateLimiter,
+    /// NAT announces per client.
+    nat_budget: RateLimiter,
+    /// Where the next limited NAT announce starts in a scan's NAT servers (so a long
+    /// list is announced in turn, not always its first servers).
+    nat_turn: usize,
+    /// Admin messages per source.
+    admin_limiter: RateLimiter,
     update_gamedir: HashMap<SocketAddr, (Vec<u8>, Instant)>,
+    /// Locked-out admin sources, by [`source_key`].
     lockout: HashMap<IpAddr, Instant>,
+    admin_logs: LogBudget,
+    on_bans_changed: BanHook,
     /// The master's own listen addresses (fallback update address).
     local: Vec<SocketAddr>,
     next_sweep: Instant,
@@ -63,12 +141,24 @@ impl Engine {
                 config.rate_decay,
                 config.rate_table_size,
             ),
+            reply_budget: {
+                let (burst, rate) = reply_budget(&config);
+                RateLimiter::per_second(burst, rate, config.rate_table_size)
+            },
+            nat_budget: {
+                let (burst, rate) = nat_budget(&config);
+                RateLimiter::per_second(burst, rate, config.rate_table_size)
+            },
+            nat_turn: 0,
+            admin_limiter: RateLimiter::new(ADMIN_BURST, ADMIN_DECAY, LOCKOUT_MAX),
             config,
             stats,
             table: Table::new(),
-            bans: HashSet::new(),
+            bans: Bans::new(),
             update_gamedir: HashMap::new(),
             lockout: HashMap::new(),
+            admin_logs: LogBudget::default(),
+            on_bans_changed: BanHook(None),
             local: Vec::new(),
             next_sweep: now + SWEEP,
         }
@@ -89,7 +179,19 @@ impl Engine {
             config.rate_decay,
             config.rate_table_size,
         );
+        let (burst, rate) = reply_budget(&config);
+        self.reply_budget
+            .reconfigure_per_second(burst, rate, config.rate_table_size);
+        let (burst, rate) = nat_budget(&config);
+        self.nat_budget
+            .reconfigure_per_second(burst, rate, config.rate_table_size);
         self.config = config;
+    }
+
+    /// Calls `f` (outside any I/O of the engine's own) whenever an admin command changes
+    /// the ban list, so the state file can be saved at once.
+    pub fn on_bans_changed(&mut self, f: impl Fn() + Send + Sync + 'static) {
+        self.on_bans_changed = BanHook(Some(Box::new(f)));
     }
 
     /// The configuration in force.
@@ -107,8 +209,8 @@ impl Engine {
         &self.table
     }
 
-    /// Banned IPs.
-    pub fn bans(&self) -> &HashSet<IpAddr> {
+    /// Banned networks.
+    pub fn bans(&self) -> &Bans {
         &self.bans
     }
 
@@ -139,8 +241,18 @@ impl Engine {
                 self.reject(Counter::DropRateLimited);
                 false
             }
-            Verdict::TableFull => {
-                self.reject(Counter::DropRateTableFull);
+        }
+    }
+
+    /// Whether a reply of `bytes` to `ip` fits its reply budget (counted when not).
+    fn reply_allowed(&mut self, ip: IpAddr, now: Instant, bytes: usize) -> bool {
+        if self.config.scan_reply_bytes_per_sec == 0 {
+            return true;
+        }
+        match self.reply_budget.check_cost(ip, now, bytes as f64) {
+            Verdict::Allow => true,
+            Verdict::Throttled => {
+                self.reject(Counter::DropReplyBudget);
                 false
             }
         }
@@ -150,7 +262,7 @@ impl Engine {
     pub fn handle(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         self.stats.inc(Counter::PacketsIn);
         self.stats.add(Counter::BytesIn, p.len() as u64);
-        if self.bans.contains(&from.ip()) {
+        if self.bans.contains(from.ip()) {
             return self.reject(Counter::DropBanned);
         }
         if p.starts_with(Heartbeat::HEADER) {
@@ -260,6 +372,9 @@ impl Engine {
             let servers: Vec<SocketAddr> = self.update_addr(v6).into_iter().collect();
             let mut b = Vec::new();
             xash::master::encode_page(filter.key, &servers, v6, &mut b);
+            if !self.reply_allowed(from.ip(), now, b.len()) {
+                return;
+            }
             self.stats.inc(Counter::ListPages);
             self.send(out, from, &b);
             if self.update_gamedir.len() < UPDATE_GAMEDIR_MAX {
@@ -281,6 +396,9 @@ impl Engine {
                 .select_addrs(v6, &filter, req.region, req.last, per);
             let mut b = Vec::with_capacity(self.config.page_size);
             xash::master::encode_valve_page(&page, v6, !more, &mut b);
+            if !self.reply_allowed(from.ip(), now, b.len()) {
+                return;
+            }
             self.stats.inc(Counter::ListPages);
             self.send(out, from, &b);
             return;
@@ -288,6 +406,11 @@ impl Engine {
         let (sel, cached) =
             self.table
                 .select(v6, &filter, req.region, self.config.page_size, req.last);
+        // The whole reply or nothing: a partial list would look complete to the client.
+        let bytes: usize = sel.pages.iter().map(|p| p.len()).sum();
+        if !self.reply_allowed(from.ip(), now, bytes) {
+            return;
+        }
         for i in 0..sel.pages.len() {
             self.stats.inc(Counter::ListPages);
             if cached {
@@ -302,13 +425,46 @@ impl Engine {
             };
             out.send(id, from);
         }
-        if filter.announces_to_nat() {
-            for &server in &sel.nat_servers {
-                let mut b = Vec::new();
-                NatConnect { client: from }.encode(&mut b);
-                self.stats.inc(Counter::NatAnnounces);
-                self.send(out, server, &b);
+        if filter.announces_to_nat() && !sel.nat_servers.is_empty() {
+            self.announce(&sel.nat_servers, from, now, out);
+        }
+    }
+
+    /// Tells NAT servers about `client`, at most `nat_announces_per_sec` per client per
+    /// second; when limited, the announces go to the next servers of the list in turn.
+    fn announce(
+        &mut self,
+        servers: &[SocketAddr],
+        client: SocketAddr,
+        now: Instant,
+        out: &mut Outbox,
+    ) {
+        let n = servers.len();
+        let grant = match self.config.nat_announces_per_sec {
+            0 => n,
+            _ => {
+                let want = u32::try_from(n).unwrap_or(u32::MAX);
+                self.nat_budget.take_up_to(client.ip(), now, want) as usize
             }
+        };
+        let start = if grant < n {
+            self.stats
+                .add(Counter::NatAnnouncesLimited, (n - grant) as u64);
+            self.nat_turn % n
+        } else {
+            0
+        };
+        self.nat_turn = self.nat_turn.wrapping_add(grant);
+        if grant == 0 {
+            return;
+        }
+        let mut b = Vec::new();
+        NatConnect { client }.encode(&mut b);
+        let id = out.payload(&b);
+        for k in 0..grant {
+            self.stats.inc(Counter::NatAnnounces);
+            self.count_out(b.len());
+            out.send(id, servers[(start + k) % n]);
         }
     }
 
@@ -319,7 +475,6 @@ impl Engine {
         if !self.allowed(from.ip(), now) {
             return;
         }
-        self.stats.inc(Counter::InfoQueries);
         let gamedir = self
             .update_gamedir
             .get(&from)
@@ -349,25 +504,82 @@ impl Engine {
         }
         let mut b = Vec::new();
         InfoReply::Info(info).encode(&mut b);
+        if !self.reply_allowed(from.ip(), now, b.len()) {
+            return;
+        }
+        self.stats.inc(Counter::InfoQueries);
         self.send(out, from, &b);
     }
 
+    /// Whether admin messages from `ip` are ignored now: its IPv4 address or IPv6 /64
+    /// sent a wrong hash recently, or the lockout table is full and it is not in it.
     fn locked_out(&self, ip: IpAddr, now: Instant) -> bool {
-        self.lockout.get(&ip).is_some_and(|&until| until > now)
+        match self.lockout.get(&source_key(ip)) {
+            Some(&until) => until > now,
+            None => self.lockout.len() >= LOCKOUT_MAX,
+        }
+    }
+
+    /// Counts and logs (within the log budget) a refused admin message.
+    fn admin_refused(&mut self, c: Counter, from: SocketAddr, now: Instant, reason: &str) {
+        self.reject(c);
+        if let Some(suppressed) = self.admin_logs.take(now, ADMIN_LOGS_PER_SEC) {
+            tracing::warn!(peer = %from, reason, suppressed, "admin message refused");
+        }
+    }
+
+    /// The checks every admin message passes first: the source is in `admin_allow`,
+    /// within its admin allowance, and not locked out.
+    fn admin_gate(&mut self, from: SocketAddr, now: Instant) -> bool {
+        let ip = from.ip();
+        if !self.config.admin_allow.iter().any(|n| n.contains(&ip)) {
+            self.admin_refused(
+                Counter::DropAdminNotAllowed,
+                from,
+                now,
+                "source not in admin_allow",
+            );
+            return false;
+        }
+        if self.admin_limiter.check(ip, now) == Verdict::Throttled {
+            self.admin_refused(
+                Counter::DropAdminRateLimited,
+                from,
+                now,
+                "over the admin message allowance",
+            );
+            return false;
+        }
+        if self.locked_out(ip, now) {
+            self.admin_refused(
+                Counter::DropAdminLocked,
+                from,
+                now,
+                "locked out after a wrong password",
+            );
+            return false;
+        }
+        true
     }
 
     fn admin_challenge(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
         if AdminChallengeRequest::decode(p).is_err() {
-            return self.reject(Counter::DropBadAdmin);
+            return self.admin_refused(
+                Counter::DropBadAdmin,
+                from,
+                now,
+                "malformed challenge request",
+            );
         }
-        if self.locked_out(from.ip(), now) {
-            return self.reject(Counter::DropAdminLocked);
+        if !self.admin_gate(from, now) {
+            return;
         }
-        if self.config.admins.is_empty() || !self.allowed(from.ip(), now) {
-            return self.reject(Counter::DropAdminAuth);
+        if self.config.admins.is_empty() {
+            return self.admin_refused(Counter::DropAdminAuth, from, now, "no admins configured");
         }
         let (m, h) = self.challenges.admin(from.ip(), now);
         self.stats.inc(Counter::AdminChallenges);
+        tracing::debug!(peer = %from, "admin challenge sent");
         let mut b = Vec::new();
         AdminChallengeReply {
             master_challenge: m,
@@ -378,97 +590,126 @@ impl Engine {
     }
 
     fn admin_command(&mut self, p: &[u8], from: SocketAddr, now: Instant, out: &mut Outbox) {
-        if self.locked_out(from.ip(), now) {
-            return self.reject(Counter::DropAdminLocked);
+        if !self.admin_gate(from, now) {
+            return;
         }
         let Ok(cmd) = AdminCommand::decode(p, self.config.hash_len) else {
-            return self.reject(Counter::DropBadAdmin);
+            return self.admin_refused(Counter::DropBadAdmin, from, now, "malformed admin command");
         };
-        let ok = self
+        // Only a well-formed attempt counts: one carrying the challenge this source was
+        // sent (so it is not spoofed). Anything else is dropped without a lockout entry,
+        // so strangers cannot fill the lockout table or lock the admin out.
+        let Some(hc) = self
             .challenges
             .check_admin(from.ip(), cmd.master_challenge, now)
-            .and_then(|hc| {
-                // Check every admin, without stopping early, in constant time per compare.
-                let mut who = None;
-                for a in &self.config.admins {
-                    let want = admin_hash(
-                        &a.password,
-                        hc,
-                        self.config.hash_len,
-                        &self.config.hash_key,
-                        &self.config.hash_personal,
-                    );
-                    if constant_time_eq(&want, &cmd.hash) && who.is_none() {
-                        who = Some(a.name.clone());
-                    }
-                }
-                who
-            });
-        let Some(admin) = ok else {
+        else {
+            return self.admin_refused(
+                Counter::DropAdminBadChallenge,
+                from,
+                now,
+                "no valid challenge for this source",
+            );
+        };
+        // Check every admin, without stopping early, in constant time per compare.
+        let mut who = None;
+        for a in &self.config.admins {
+            let want = admin_hash(
+                &a.password,
+                hc,
+                self.config.hash_len,
+                &self.config.hash_key,
+                &self.config.hash_personal,
+            );
+            if constant_time_eq(&want, &cmd.hash) && who.is_none() {
+                who = Some(a.name.clone());
+            }
+        }
+        let Some(admin) = who else {
             if self.lockout.len() < LOCKOUT_MAX {
                 self.lockout
-                    .insert(from.ip(), now + self.config.admin_lockout);
+                    .insert(source_key(from.ip()), now + self.config.admin_lockout);
             }
-            return self.reject(Counter::DropAdminAuth);
+            self.reject(Counter::DropAdminAuth);
+            // Always logged: a wrong password with a valid challenge is a real attempt,
+            // and the lockout bounds how often one source can make it.
+            tracing::warn!(
+                peer = %from,
+                command = ?cmd.command,
+                lockout_secs = self.config.admin_lockout.as_secs_f64(),
+                "admin command refused: wrong password; source locked out"
+            );
+            return;
         };
         self.stats.inc(Counter::AdminCommands);
-        let reply = self.run_admin(&admin, &cmd.command, from, now);
+        let reply = self.run_admin(&cmd.command);
+        tracing::info!(
+            admin = %admin,
+            peer = %from,
+            command = ?cmd.command,
+            ok = reply.ok,
+            reply = ?reply.text,
+            "admin command"
+        );
         let mut b = Vec::new();
         reply.encode(&mut b);
         self.send(out, from, &b);
     }
 
-    fn run_admin(
-        &mut self,
-        admin: &str,
-        command: &str,
-        from: SocketAddr,
-        now: Instant,
-    ) -> AdminReply {
+    fn run_admin(&mut self, command: &str) -> AdminReply {
         let mut words = command.split_whitespace();
         let verb = words.next().unwrap_or("");
         let args: Vec<&str> = words.collect();
         let err = |text: String| AdminReply { ok: false, text };
         match verb {
-            "ban" | "unban" if args.is_empty() => err(format!("usage: {verb} IP [IP...]")),
+            "ban" | "unban" if args.is_empty() => {
+                err(format!("usage: {verb} IP|NETWORK [IP|NETWORK...]"))
+            }
             "ban" | "unban" => {
-                let mut ips = Vec::new();
+                let mut nets = Vec::new();
                 for a in &args {
-                    match a.parse::<IpAddr>() {
-                        Ok(ip) => ips.push(ip),
-                        Err(_) => return err(format!("not an IP address: {a}")),
+                    match parse_net(a) {
+                        Some(n) => nets.push(n),
+                        None => return err(format!("not an IP address or network: {a}")),
                     }
                 }
+                if verb == "ban" && self.bans.len() + nets.len() > MAX_BANS {
+                    return err(format!("the ban list is full ({MAX_BANS} networks)"));
+                }
                 let mut removed = 0;
-                for ip in &ips {
+                let mut changed = false;
+                for net in &nets {
                     if verb == "ban" {
-                        self.bans.insert(*ip);
-                        removed += self.table.remove_ip(*ip);
+                        changed |= self.bans.insert(*net);
+                        removed += self.table.remove_net(net);
                     } else {
-                        self.bans.remove(ip);
+                        changed |= self.bans.remove(*net);
                     }
                 }
                 self.stats.set(Counter::Servers, self.table.len() as u64);
-                let _ = (admin, from);
+                if changed {
+                    self.stats.inc(Counter::BanChanges);
+                    if let Some(f) = &self.on_bans_changed.0 {
+                        f();
+                    }
+                }
+                let list: Vec<String> = nets.iter().map(|n| n.to_string()).collect();
                 AdminReply {
                     ok: true,
                     text: if verb == "ban" {
-                        format!("banned {} ({removed} servers removed)", args.join(" "))
+                        format!("banned {} ({removed} servers removed)", list.join(" "))
                     } else {
-                        format!("unbanned {}", args.join(" "))
+                        format!("unbanned {}", list.join(" "))
                     },
                 }
             }
             "list" => {
-                let mut bans: Vec<String> = self.bans.iter().map(IpAddr::to_string).collect();
-                bans.sort();
+                let bans: Vec<String> = self.bans.iter().map(|n| n.to_string()).collect();
                 let text = format!(
                     "{} servers; {} banned: {}",
                     self.table.len(),
                     bans.len(),
                     bans.join(" ")
                 );
-                let _ = now;
                 AdminReply { ok: true, text }
             }
             _ => err(format!(
@@ -497,8 +738,18 @@ impl Engine {
         }
         self.update_gamedir.retain(|_, (_, until)| *until > now);
         self.lockout.retain(|_, until| *until > now);
-        self.limiter.sweep(now);
-        self.server_limiter.sweep(now);
+        // The per-source tables need no sweep: a drained entry is a free slot.
+        let evictions = [
+            &self.limiter,
+            &self.server_limiter,
+            &self.reply_budget,
+            &self.nat_budget,
+            &self.admin_limiter,
+        ]
+        .iter()
+        .map(|l| l.evictions())
+        .sum();
+        self.stats.set(Counter::RateEvictions, evictions);
     }
 
     /// The state worth saving: servers (with their remaining lifetime) and bans.
@@ -522,8 +773,7 @@ impl Engine {
                 flags: s.flags,
             })
             .collect();
-        let mut bans: Vec<IpAddr> = self.bans.iter().copied().collect();
-        bans.sort();
+        let bans = self.bans.iter().collect();
         SavedState {
             version: STATE_VERSION,
             servers,
@@ -534,10 +784,12 @@ impl Engine {
     /// Restores saved state (at start-up). Entries past their lifetime, over the
     /// quotas or banned are skipped; returns how many servers were restored.
     pub fn import(&mut self, state: &SavedState, now: Instant) -> usize {
-        self.bans.extend(state.bans.iter().copied());
+        for &net in &state.bans {
+            self.bans.insert(net);
+        }
         let mut n = 0;
         for s in &state.servers {
-            if s.ttl_secs == 0 || self.bans.contains(&s.addr.ip()) {
+            if s.ttl_secs == 0 || self.bans.contains(s.addr.ip()) {
                 continue;
             }
             let server = Server {

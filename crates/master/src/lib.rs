@@ -11,6 +11,7 @@
 //! imported (state file), admin commands are acknowledged and hashes compared in
 //! constant time, and encoded list pages are cached until the table changes.
 
+pub mod bans;
 pub mod challenge;
 pub mod config;
 pub mod engine;

@@ -1,8 +1,9 @@
 //! What survives a restart: the server table and the ban list, in a serde form the
 //! binary writes atomically to the state file.
 
+use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 
 /// Format version of the state file.
 pub const STATE_VERSION: u32 = 1;
@@ -14,8 +15,29 @@ pub struct SavedState {
     pub version: u32,
     /// Registered servers.
     pub servers: Vec<SavedServer>,
-    /// Banned IPs.
-    pub bans: Vec<IpAddr>,
+    /// Banned networks, as `ADDR/LEN` (a plain address, as older files have, is read
+    /// as its /32 or /64).
+    #[serde(with = "nets")]
+    pub bans: Vec<IpNet>,
+}
+
+mod nets {
+    use ipnet::IpNet;
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[IpNet], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|n| n.to_string()))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<IpNet>, D::Error> {
+        Vec::<String>::deserialize(d)?
+            .iter()
+            .map(|t| {
+                crate::bans::parse_net(t)
+                    .ok_or_else(|| D::Error::custom(format!("not an IP network: {t:?}")))
+            })
+            .collect()
+    }
 }
 
 /// One saved server.

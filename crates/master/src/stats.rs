@@ -52,11 +52,17 @@ counters! {
     DropBadScan => "drop_bad_scan", "Dropped: malformed scan request.";
     DropBadFilter => "drop_bad_filter", "Dropped: scan with a malformed filter value.";
     DropRateLimited => "drop_rate_limited", "Dropped: the client is over its request allowance.";
-    DropRateTableFull => "drop_rate_table_full", "Dropped: too many clients tracked at once.";
+    RateEvictions => "rate_evictions", "Per-source entries evicted (while still owing) to make room for a new source.";
+    DropReplyBudget => "drop_reply_budget", "Dropped: the reply would exceed the client's reply byte budget.";
+    NatAnnouncesLimited => "nat_announces_limited", "NAT announces not sent: the client is over its NAT announces per second.";
     DropBadQuery => "drop_bad_query", "Dropped: malformed info query.";
     DropBadAdmin => "drop_bad_admin", "Dropped: malformed admin message.";
-    DropAdminAuth => "drop_admin_auth", "Dropped: admin command with a bad challenge or hash.";
-    DropAdminLocked => "drop_admin_locked", "Dropped: admin message from a locked-out IP.";
+    DropAdminAuth => "drop_admin_auth", "Dropped: admin command with a valid challenge and a wrong hash (the source is locked out), or no admins configured.";
+    DropAdminLocked => "drop_admin_locked", "Dropped: admin message from a locked-out IPv4 address or IPv6 /64.";
+    DropAdminNotAllowed => "drop_admin_not_allowed", "Dropped: admin message from outside admin_allow.";
+    DropAdminRateLimited => "drop_admin_rate_limited", "Dropped: admin message over the source's admin allowance.";
+    DropAdminBadChallenge => "drop_admin_bad_challenge", "Dropped: admin command without a valid challenge for its source (not counted as an attempt).";
+    BanChanges => "ban_changes", "Admin commands that changed the ban list.";
     Servers => "servers", "Servers registered now (gauge).";
 }
 

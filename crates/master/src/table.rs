@@ -273,6 +273,17 @@ impl Table {
         gone.iter().filter(|a| self.remove(a)).count()
     }
 
+    /// Removes every server whose IP is in `net`; returns how many.
+    pub fn remove_net(&mut self, net: &ipnet::IpNet) -> usize {
+        let gone: Vec<SocketAddr> = self
+            .servers
+            .keys()
+            .filter(|a| net.contains(&a.ip()))
+            .copied()
+            .collect();
+        gone.iter().filter(|a| self.remove(a)).count()
+    }
+
     /// Drops entries that expired by `now`; returns how many.
     pub fn expire(&mut self, now: Instant) -> usize {
         let gone: Vec<SocketAddr> = self

@@ -562,8 +562,24 @@ fn admin_rig() -> Rig {
             name: "gordon".into(),
             password: "crowbar".into(),
         }],
+        admin_allow: vec![
+            "192.0.2.0/24".parse().unwrap(),
+            "2001:db8::/32".parse().unwrap(),
+        ],
         ..Config::default()
     })
+}
+
+/// An `admin` datagram with a made-up challenge (what a spoofer can send).
+fn garbage_admin(challenge: u32) -> Vec<u8> {
+    let mut p = Vec::new();
+    AdminCommand {
+        master_challenge: challenge,
+        hash: vec![0x55; 64],
+        command: "list".into(),
+    }
+    .encode(&mut p);
+    p
 }
 
 fn admin(r: &mut Rig, from: SocketAddr, password: &str, command: &str) -> Option<AdminReply> {
@@ -680,4 +696,252 @@ fn bad_input_changes_nothing_and_scans_still_work() {
         .map(|&c| r.count(c))
         .sum();
     assert!(dropped > 0);
+}
+
+#[test]
+fn garbage_admin_commands_neither_lock_out_nor_fill_the_lockout_table() {
+    // Issue 9, item 7. Before: any decodable `admin` datagram created a lockout entry,
+    // so a spoofed one locked the real admin out, and 4,096 of them disabled lockout.
+    let mut r = admin_rig();
+    let op = addr("192.0.2.200:4000");
+    assert!(r.send(&garbage_admin(7), op).is_empty());
+    assert_eq!(r.count(Counter::DropAdminBadChallenge), 1);
+    assert_eq!(r.count(Counter::DropAdminAuth), 0);
+    assert!(
+        admin(&mut r, op, "crowbar", "list").unwrap().ok,
+        "a spoofed datagram does not lock the admin out"
+    );
+    // Garbage from 5,000 sources (IPv6 /64s of the allowed /32), a few per second.
+    for i in 0..5000u32 {
+        let from: SocketAddr = format!("[2001:db8:{:x}:{:x}::1]:1", i >> 8, i & 0xff)
+            .parse()
+            .unwrap();
+        r.send(&garbage_admin(i), from);
+        if i % 16 == 0 {
+            r.advance(Duration::from_millis(10));
+        }
+    }
+    // A real wrong-password attempt still locks its source out.
+    let x = addr("192.0.2.201:4000");
+    assert!(admin(&mut r, x, "wrong", "list").is_none());
+    assert_eq!(r.count(Counter::DropAdminAuth), 1);
+    assert!(
+        admin(&mut r, x, "crowbar", "list").is_none(),
+        "locked out despite the garbage"
+    );
+}
+
+#[test]
+fn lockout_covers_the_ipv6_64_and_admin_allow_is_enforced() {
+    let mut r = admin_rig();
+    assert!(admin(&mut r, addr("[2001:db8:1:2::1]:5"), "wrong", "list").is_none());
+    assert!(
+        admin(&mut r, addr("[2001:db8:1:2::99]:5"), "crowbar", "list").is_none(),
+        "another address of the same /64 is locked out too"
+    );
+    assert!(
+        admin(&mut r, addr("[2001:db8:1:3::1]:5"), "crowbar", "list")
+            .unwrap()
+            .ok
+    );
+    // Outside admin_allow: no challenge, counted.
+    assert!(r.send(b"adminchallenge", addr("198.51.100.1:5")).is_empty());
+    assert!(r.send(&garbage_admin(1), addr("198.51.100.1:5")).is_empty());
+    assert_eq!(r.count(Counter::DropAdminNotAllowed), 2);
+    // The default allows loopback only.
+    let mut d = Rig::new(Config {
+        admins: vec![AdminUser {
+            name: "gordon".into(),
+            password: "crowbar".into(),
+        }],
+        ..Config::default()
+    });
+    assert!(admin(&mut d, addr("192.0.2.200:1"), "crowbar", "list").is_none());
+    assert!(
+        admin(&mut d, addr("127.0.0.1:1"), "crowbar", "list")
+            .unwrap()
+            .ok
+    );
+    assert!(
+        admin(&mut d, addr("[::1]:1"), "crowbar", "list")
+            .unwrap()
+            .ok
+    );
+}
+
+#[test]
+fn admin_messages_are_rate_limited_per_source() {
+    let mut r = admin_rig();
+    let op = addr("192.0.2.200:4000");
+    let answered = (0..40)
+        .filter(|_| !r.send(b"adminchallenge", op).is_empty())
+        .count();
+    assert_eq!(answered, 16, "a burst of 16");
+    assert_eq!(r.count(Counter::DropAdminRateLimited), 24);
+    r.now += Duration::from_secs(2);
+    assert!(admin(&mut r, op, "crowbar", "list").unwrap().ok);
+}
+
+#[test]
+fn bans_take_networks_and_ipv6_64s_and_call_the_hook() {
+    let mut r = admin_rig();
+    let changes = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c2 = changes.clone();
+    r.e.on_bans_changed(move || {
+        c2.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    });
+    let op = addr("192.0.2.200:4000");
+    r.register(addr("198.51.100.5:1"), INFO);
+    r.register(addr("198.51.100.6:1"), INFO);
+    r.register(addr("[2001:db8:5:5::1]:1"), INFO);
+    r.register(addr("203.0.113.1:1"), INFO);
+    let reply = admin(
+        &mut r,
+        op,
+        "crowbar",
+        "ban 198.51.100.0/24 2001:db8:5:5::77",
+    )
+    .unwrap();
+    assert!(reply.ok, "{reply:?}");
+    assert!(
+        reply
+            .text
+            .contains("198.51.100.0/24 2001:db8:5:5::/64 (3 servers removed)"),
+        "{}",
+        reply.text
+    );
+    assert_eq!(changes.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(r.e.table().len(), 1);
+    assert!(r
+        .send(b"q\xff\x01\x02\x03\x04", addr("198.51.100.77:1"))
+        .is_empty());
+    assert!(r
+        .send(b"q\xff\x01\x02\x03\x04", addr("[2001:db8:5:5::abcd]:1"))
+        .is_empty());
+    assert_eq!(r.count(Counter::DropBanned), 2);
+    // Saved and restored as networks; an older file's plain address is read too.
+    let saved = r.e.export(r.now);
+    let json = serde_json::to_string(&saved).unwrap();
+    assert!(json.contains("\"198.51.100.0/24\""), "{json}");
+    let old: master::state::SavedState =
+        serde_json::from_str(r#"{"version":1,"servers":[],"bans":["192.0.2.9","2001:db8::1"]}"#)
+            .unwrap();
+    let mut r2 = Rig::new(Config::default());
+    r2.e.import(&old, r2.now);
+    assert!(r2.e.bans().contains("192.0.2.9".parse().unwrap()));
+    assert!(r2.e.bans().contains("2001:db8::ffff".parse().unwrap()));
+    // Repeating a ban changes nothing (no save), an unban does.
+    admin(&mut r, op, "crowbar", "ban 198.51.100.0/24").unwrap();
+    assert_eq!(changes.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert!(
+        admin(&mut r, op, "crowbar", "unban 198.51.100.0/24")
+            .unwrap()
+            .ok
+    );
+    assert_eq!(changes.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert!(!admin(&mut r, op, "crowbar", "ban 10.0.0.0/40").unwrap().ok);
+}
+
+#[test]
+fn a_full_rate_table_still_answers_new_servers_and_clients() {
+    // Issue 9, item 6. Before: with the table full, every new source rebuilt the map
+    // and was refused, heartbeats of new game servers included.
+    let mut r = Rig::new(Config {
+        rate_table_size: 64,
+        rate_decay: Duration::from_secs(3600),
+        ..Config::default()
+    });
+    for i in 0..5000u32 {
+        let ip = std::net::Ipv4Addr::from(0x0a00_0000 + i);
+        r.send(b"q\xff\x01\x02\x03\x04", SocketAddr::from((ip, 9)));
+        r.send(
+            b"1\xff0.0.0.0:0\0\\clver\\0.21\0",
+            SocketAddr::from((std::net::Ipv4Addr::from(0x0b00_0000 + i), 9)),
+        );
+    }
+    r.register(addr("192.0.2.10:27015"), INFO);
+    assert_eq!(r.e.table().len(), 1, "a new server registers");
+    assert_eq!(
+        r.scan(addr(CLIENT), SCAN).0.len(),
+        1,
+        "a new client is answered"
+    );
+    r.advance(Duration::from_secs(1));
+    assert!(r.count(Counter::RateEvictions) > 0);
+}
+
+#[test]
+fn replies_to_one_client_keep_to_its_byte_budget() {
+    let mut r = Rig::new(Config {
+        rate_burst: 1e9,
+        scan_reply_bytes_per_sec: 2000,
+        ..Config::default()
+    });
+    for i in 0..200u16 {
+        r.register(
+            SocketAddr::from(([10, 0, (i / 20) as u8, 1], 27000 + i)),
+            INFO,
+        );
+    }
+    let c = addr(CLIENT);
+    // 200 servers: 1,226 bytes in one page. The first fits, the second does not.
+    let (list, out) = r.scan(c, "\\clver\\0.21");
+    assert_eq!(list.len(), 200);
+    let bytes: usize = out.iter().map(|t| t.payload.len()).sum();
+    assert!(bytes <= 2000, "{bytes}");
+    assert!(r.scan(c, "\\clver\\0.21").1.is_empty());
+    assert_eq!(r.count(Counter::DropReplyBudget), 1);
+    r.now += Duration::from_millis(700);
+    assert!(!r.scan(c, "\\clver\\0.21").1.is_empty(), "paid off");
+    assert!(
+        !r.scan(addr("198.51.100.8:1"), "\\clver\\0.21").1.is_empty(),
+        "other clients unaffected"
+    );
+    // 0 turns the budget off.
+    let mut u = Rig::new(Config {
+        rate_burst: 1e9,
+        scan_reply_bytes_per_sec: 0,
+        ..Config::default()
+    });
+    u.register(addr("192.0.2.1:1"), INFO);
+    for _ in 0..100 {
+        assert!(!u.scan(c, SCAN).1.is_empty());
+    }
+}
+
+#[test]
+fn nat_announces_are_bounded_per_client_and_taken_in_turn() {
+    let mut r = Rig::new(Config {
+        rate_burst: 1e9,
+        nat_announces_per_sec: 4,
+        ..Config::default()
+    });
+    let nat_info = INFO.replace("\\nat\\0", "\\nat\\1");
+    let servers: Vec<SocketAddr> = (0..10u16)
+        .map(|i| SocketAddr::from(([10, 1, 0, 1], 27000 + i)))
+        .collect();
+    for &s in &servers {
+        r.register(s, &nat_info);
+    }
+    let c = addr(CLIENT);
+    let announced = |out: &[Sent]| -> Vec<SocketAddr> {
+        out.iter().filter(|t| t.to != c).map(|t| t.to).collect()
+    };
+    let (list, out) = r.scan(c, "\\clver\\0.21\\nat\\1");
+    assert_eq!(list.len(), 10, "the whole list");
+    let first = announced(&out);
+    assert_eq!(first.len(), 4, "4 announces per second");
+    assert_eq!(r.count(Counter::NatAnnouncesLimited), 6);
+    assert!(announced(&r.scan(c, "\\clver\\0.21\\nat\\1").1).is_empty());
+    r.now += Duration::from_secs(1);
+    let second = announced(&r.scan(c, "\\clver\\0.21\\nat\\1").1);
+    assert_eq!(second.len(), 4);
+    assert!(
+        second.iter().all(|s| !first.contains(s)),
+        "the next ones in turn"
+    );
+    // Another client has its own allowance.
+    let other = addr("198.51.100.9:1");
+    let (_, out) = r.scan(other, "\\clver\\0.21\\nat\\1");
+    assert_eq!(out.iter().filter(|t| t.to != other).count(), 4);
 }

@@ -7,9 +7,12 @@ use master::state::{SavedState, STATE_VERSION};
 use master::{Engine, Stats};
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::Notify;
 
 /// 32 random bytes for the challenge key, from the kernel.
 pub fn random_secret() -> Result<[u8; 32]> {
@@ -46,8 +49,7 @@ pub fn load_state(path: &Path) -> Result<SavedState> {
     Ok(s)
 }
 
-/// Writes the state atomically: a temporary file in the same directory, fsync, rename.
-pub fn save_state(path: &Path, state: &SavedState) -> Result<()> {
+fn dir_and_name(path: &Path) -> Result<(PathBuf, String)> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -55,10 +57,25 @@ pub fn save_state(path: &Path, state: &SavedState) -> Result<()> {
     let name = path
         .file_name()
         .context("state file path has no file name")?;
+    Ok((dir.to_path_buf(), name.to_string_lossy().into_owned()))
+}
+
+/// The prefix of the temporary files a save of `name` writes (`.NAME.tmp…`).
+fn temp_prefix(name: &str) -> String {
+    format!(".{name}.tmp")
+}
+
+/// Writes the state atomically: a temporary file in the same directory, fsync, rename.
+/// Each call writes its own temporary file, so even concurrent calls cannot corrupt
+/// one another (the master itself saves through one [`StateFile`], one save at a time).
+pub fn save_state(path: &Path, state: &SavedState) -> Result<()> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let (dir, name) = dir_and_name(path)?;
     let tmp = dir.join(format!(
-        ".{}.tmp{}",
-        name.to_string_lossy(),
-        std::process::id()
+        "{}{}.{}",
+        temp_prefix(&name),
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
     ));
     let text = serde_json::to_vec(state)?;
     let write = || -> std::io::Result<()> {
@@ -66,7 +83,7 @@ pub fn save_state(path: &Path, state: &SavedState) -> Result<()> {
         f.write_all(&text)?;
         f.sync_all()?;
         std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(dir) {
+        if let Ok(d) = std::fs::File::open(&dir) {
             let _ = d.sync_all();
         }
         Ok(())
@@ -77,16 +94,96 @@ pub fn save_state(path: &Path, state: &SavedState) -> Result<()> {
     })
 }
 
+/// The state file with its one writer: an exclusive lock (`.NAME.lock`, flock) held for
+/// the life of the process, so a second master on the same file is refused; temporary
+/// files left by a killed process removed at open; saves one at a time.
+pub struct StateFile {
+    path: PathBuf,
+    _lock: std::fs::File,
+    writer: Mutex<()>,
+}
+
+impl StateFile {
+    /// Locks the state file and removes stale temporary files.
+    pub fn open(path: &Path) -> Result<StateFile> {
+        let (dir, name) = dir_and_name(path)?;
+        let lock_path = dir.join(format!(".{name}.lock"));
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .with_context(|| format!("cannot open lock file {}", lock_path.display()))?;
+        // SAFETY: flock on a descriptor this function owns; no memory is involved.
+        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                bail!(
+                    "state file {} is in use by another running lobby (lock {})",
+                    path.display(),
+                    lock_path.display()
+                );
+            }
+            return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
+        }
+        // Only this process writes the file now: any temporary file is a dead writer's.
+        let prefix = temp_prefix(&name);
+        let mut stale = 0;
+        for e in std::fs::read_dir(&dir)
+            .with_context(|| format!("cannot read directory {}", dir.display()))?
+            .flatten()
+        {
+            if e.file_name().to_string_lossy().starts_with(&prefix) {
+                match std::fs::remove_file(e.path()) {
+                    Ok(()) => stale += 1,
+                    Err(err) => {
+                        tracing::warn!(file = %e.path().display(), "cannot remove stale temporary state file: {err}")
+                    }
+                }
+            }
+        }
+        if stale > 0 {
+            tracing::warn!(file = %path.display(), stale, "removed temporary state files left by an interrupted save");
+        }
+        Ok(StateFile {
+            path: path.to_path_buf(),
+            _lock: lock,
+            writer: Mutex::new(()),
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads it (see [`load_state`]).
+    pub fn load(&self) -> Result<SavedState> {
+        load_state(&self.path)
+    }
+
+    /// Exports `engine` and writes the file; one save at a time, each exporting after
+    /// the previous one finished, so a newer list is never overwritten by an older one.
+    /// Returns how many servers were saved.
+    pub fn save(&self, engine: &Mutex<Engine>) -> Result<usize> {
+        let _one_writer = lock(&self.writer);
+        let state = lock(engine).export(Instant::now());
+        save_state(&self.path, &state)?;
+        Ok(state.servers.len())
+    }
+}
+
 /// A running master.
 pub struct MasterServer {
     engine: Arc<Mutex<Engine>>,
     udp: Vec<SocketAddr>,
-    state_file: Option<PathBuf>,
+    state_file: Option<Arc<StateFile>>,
 }
 
 impl MasterServer {
     /// Restores the state file, binds, prints the `listening` lines and serves under
-    /// `sup`; with a state file, a saver task writes it every `save_interval`.
+    /// `sup`; with a state file, a saver task writes it every `save_interval` and at once
+    /// when the ban list changes.
     pub fn start(
         sup: &Supervisor,
         config: master::Config,
@@ -97,10 +194,16 @@ impl MasterServer {
     ) -> Result<MasterServer> {
         let now = Instant::now();
         let mut engine = Engine::new(config, Arc::new(Stats::default()), random_secret()?, now);
-        if let Some(p) = &state_file {
-            let saved = load_state(p)?;
+        let state_file = state_file
+            .map(|p| StateFile::open(&p).map(Arc::new))
+            .transpose()?;
+        let bans_changed = Arc::new(Notify::new());
+        if let Some(f) = &state_file {
+            let saved = f.load()?;
             let n = engine.import(&saved, now);
-            tracing::info!(file = %p.display(), servers = n, bans = saved.bans.len(), "state restored");
+            tracing::info!(file = %f.path().display(), servers = n, bans = saved.bans.len(), "state restored");
+            let wake = bans_changed.clone();
+            engine.on_bans_changed(move || wake.notify_one());
         }
         let engine = Arc::new(Mutex::new(engine));
         let workers = Workers {
@@ -109,8 +212,14 @@ impl MasterServer {
         };
         let udp = udp_worker::serve(sup, "master", engine.clone(), listen, workers)?;
         lock(&engine).set_local_addrs(udp.clone());
-        if let Some(p) = state_file.clone() {
-            let task = save_loop(p, engine.clone(), save_interval, sup.stop().clone());
+        if let Some(f) = state_file.clone() {
+            let task = save_loop(
+                f,
+                engine.clone(),
+                save_interval,
+                bans_changed,
+                sup.stop().clone(),
+            );
             sup.spawn_task("master-saver", task);
         }
         Ok(MasterServer {
@@ -136,39 +245,42 @@ impl MasterServer {
     }
 
     /// Saves the state one last time. Call once, after the supervisor has stopped the
-    /// workers and the saver, so nothing changes the table or writes the file after it.
+    /// workers and the saver, so nothing changes the table after it; a save the saver
+    /// left running (an abandoned task's blocking write) finishes first.
     pub fn final_save(&self) -> Result<()> {
-        if let Some(p) = &self.state_file {
-            let state = lock(&self.engine).export(Instant::now());
-            save_state(p, &state)?;
-            tracing::info!(file = %p.display(), servers = state.servers.len(), "state saved");
+        if let Some(f) = &self.state_file {
+            let n = f.save(&self.engine)?;
+            tracing::info!(file = %f.path().display(), servers = n, "state saved");
         }
         Ok(())
     }
 }
 
-/// Saves the state every `interval` until the stop signal. A failed save is logged
-/// and retried at the next interval (a full disk must not stop the master).
+/// Saves the state every `interval`, and at once when the ban list changed, until the
+/// stop signal. A failed save is logged and retried at the next interval (a full disk
+/// must not stop the master).
 async fn save_loop(
-    path: PathBuf,
+    file: Arc<StateFile>,
     engine: Arc<Mutex<Engine>>,
     interval: Duration,
+    bans_changed: Arc<Notify>,
     stop: Stop,
 ) -> Result<()> {
     let mut tick = tokio::time::interval(interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tick.tick().await;
     loop {
-        tokio::select! {
-            _ = tick.tick() => {}
+        let why = tokio::select! {
+            _ = tick.tick() => "interval",
+            _ = bans_changed.notified() => "bans changed",
             _ = stop.stopped() => return Ok(()),
-        }
+        };
         crate::lifecycle::injected_panic("master-saver");
-        let state = lock(&engine).export(Instant::now());
-        let p = path.clone();
-        match tokio::task::spawn_blocking(move || save_state(&p, &state)).await {
+        let (f, e) = (file.clone(), engine.clone());
+        match tokio::task::spawn_blocking(move || f.save(&e)).await {
             Ok(Err(e)) => tracing::error!("{e:#}"),
             Err(e) => tracing::error!("state saver failed: {e}"),
-            Ok(Ok(())) => {}
+            Ok(Ok(n)) => tracing::debug!(servers = n, why, "state file written"),
         }
     }
 }
@@ -190,7 +302,7 @@ mod tests {
         let s = SavedState {
             version: STATE_VERSION,
             servers: vec![],
-            bans: vec!["192.0.2.1".parse().unwrap()],
+            bans: vec!["192.0.2.1/32".parse().unwrap()],
         };
         save_state(&p, &s).unwrap();
         assert_eq!(load_state(&p).unwrap(), s);
@@ -202,5 +314,59 @@ mod tests {
         assert!(leftovers.is_empty());
         std::fs::write(&p, "{not json").unwrap();
         assert!(load_state(&p).unwrap_err().to_string().contains("corrupt"));
+    }
+
+    #[test]
+    fn concurrent_saves_never_share_a_temporary_file() {
+        // Issue 9, item 10. Before, every save of a process wrote `.NAME.tmpPID`: two at
+        // once (the saver and the final save) truncated each other's file and one
+        // rename failed or renamed the other's half-written bytes.
+        let dir = std::env::temp_dir().join(format!("lobby-state-conc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("master.json");
+        let s = SavedState {
+            version: STATE_VERSION,
+            servers: vec![],
+            bans: (0..2000u32)
+                .map(|i| ipnet::IpNet::from(std::net::IpAddr::from(i.to_be_bytes())))
+                .collect(),
+        };
+        std::thread::scope(|sc| {
+            for _ in 0..4 {
+                sc.spawn(|| {
+                    for _ in 0..25 {
+                        save_state(&p, &s).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(load_state(&p).unwrap(), s);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_state_file_has_one_writer_and_stale_temporary_files_are_removed() {
+        let dir = std::env::temp_dir().join(format!("lobby-state-lock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("master.json");
+        let stale = dir.join(".master.json.tmp999999");
+        std::fs::write(&stale, "half a save").unwrap();
+        let f = StateFile::open(&p).unwrap();
+        assert!(!stale.exists(), "stale temporary file removed");
+        let e = StateFile::open(&p)
+            .err()
+            .expect("a second writer is refused");
+        assert!(e.to_string().contains("in use"), "{e}");
+        drop(f);
+        let f = StateFile::open(&p).expect("free again");
+        let engine = Mutex::new(Engine::new(
+            master::Config::default(),
+            Arc::new(Stats::default()),
+            [1; 32],
+            Instant::now(),
+        ));
+        assert_eq!(f.save(&engine).unwrap(), 0);
+        assert_eq!(f.load().unwrap().version, STATE_VERSION);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
