@@ -67,6 +67,12 @@ pub struct Stop {
     wake: Arc<udp::Wake>,
 }
 
+impl Default for Stop {
+    fn default() -> Stop {
+        Stop::new()
+    }
+}
+
 impl Stop {
     /// A new, lowered stop signal.
     pub fn new() -> Stop {
@@ -169,6 +175,12 @@ pub struct Supervisor {
     failures_tx: mpsc::UnboundedSender<Failure>,
     failures_rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Failure>>,
     restarts: RestartCounts,
+}
+
+impl Default for Supervisor {
+    fn default() -> Supervisor {
+        Supervisor::new()
+    }
 }
 
 impl Supervisor {

@@ -1,19 +1,11 @@
 //! `lobby`: the multiplayer backbone for FlightGear and Xash3D FWGS.
 //!
-//! This file only parses the command line, sets up logging and dispatches; each
-//! command lives in its own module, each part in its own module, and every part is
-//! started and stopped through [`lifecycle`].
-
-mod args;
-mod commands;
-mod config;
-mod fgms_conf;
-mod lifecycle;
-mod parts;
-mod udp_worker;
+//! This file only parses the command line, sets up logging and dispatches; the
+//! commands and parts live in the `lobby` library (`lib.rs`), every part started
+//! and stopped through `lobby::lifecycle`.
 
 use clap::{Parser, Subcommand};
-use commands::{fg, load, master_admin, query, serve, sim};
+use lobby::commands::{fg, load, master_admin, query, serve, sim};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

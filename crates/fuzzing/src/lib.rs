@@ -1,0 +1,33 @@
+//! The bodies of the fuzz targets in `fuzz/` (cargo-fuzz): each takes arbitrary
+//! bytes, must never panic, and checks its invariants with assertions. They live
+//! in a normal crate so that the test suite replays the committed corpora
+//! (`fuzz/corpus/<target>/`) through the same code on every run
+//! (`tests/corpus.rs`), without nightly Rust or libFuzzer.
+
+pub mod directory_txt;
+pub mod fgmp_datagram;
+pub mod fgmp_props;
+pub mod fgmp_routing;
+pub mod fgms_conf;
+pub mod query_session;
+pub mod relay_engine;
+pub mod telnet_render;
+pub mod xash_master;
+pub mod xash_queries;
+
+/// A target's body.
+pub type Target = fn(&[u8]);
+
+/// Every target by its cargo-fuzz name.
+pub const TARGETS: &[(&str, Target)] = &[
+    ("directory_txt", directory_txt::run),
+    ("fgmp_datagram", fgmp_datagram::run),
+    ("fgmp_props", fgmp_props::run),
+    ("fgmp_routing", fgmp_routing::run),
+    ("fgms_conf", fgms_conf::run),
+    ("query_session", query_session::run),
+    ("relay_engine", relay_engine::run),
+    ("telnet_render", telnet_render::run),
+    ("xash_master", xash_master::run),
+    ("xash_queries", xash_queries::run),
+];
