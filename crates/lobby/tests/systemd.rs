@@ -22,8 +22,8 @@ const UNITS: [&str; 4] = [
     "lobby-up.service",
 ];
 
-/// The hardening every unit carries, as `Key=value` lines.
-const HARDENING: [&str; 22] = [
+/// What every unit carries (the sandbox, reload, restart, logs), as `Key=value` lines.
+const EVERY_UNIT: [&str; 23] = [
     "DynamicUser=yes",
     "NoNewPrivileges=yes",
     "ProtectSystem=strict",
@@ -45,6 +45,7 @@ const HARDENING: [&str; 22] = [
     "ExecReload=/bin/kill -HUP $MAINPID",
     "Restart=on-failure",
     "LimitNOFILE=65536",
+    "Environment=NO_COLOR=1",
     "WantedBy=multi-user.target",
 ];
 
@@ -191,7 +192,7 @@ fn the_units_are_sandboxed_and_only_port_53_keeps_a_capability() {
     for name in UNITS {
         let unit = read(name);
         let s = settings(&unit);
-        for line in HARDENING {
+        for line in EVERY_UNIT {
             let (k, v) = line.split_once('=').unwrap();
             assert!(values(&s, k).contains(&v), "{name} lacks {line}");
         }
