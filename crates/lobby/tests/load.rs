@@ -91,13 +91,7 @@ fn churn_and_an_expiry_burst_join_and_expire_pilots() {
     assert_eq!(j["delivery_ratio"].as_f64(), Some(1.0), "{j}");
     // The relay really had them all and dropped them when they went silent.
     let t = telnet_until(r.addr("relay", "telnet"), "the burst expired", |t| {
-        let stat = |name: &str| {
-            t.split_whitespace()
-                .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        stat("pilots_joined") >= 452 && stat("pilots_expired") >= 300 + 100
+        telnet_stat(t, "pilots_joined") >= 452 && telnet_stat(t, "pilots_expired") >= 300 + 100
     });
     assert!(!t.contains("per_ip_limit="), "{t}");
     r.stop();

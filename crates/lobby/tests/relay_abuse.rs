@@ -23,19 +23,6 @@ fn relay(extra: &[&str]) -> Lobby {
     Lobby::start(&args, 2)
 }
 
-/// The value of `name=` on the telnet list's `# stats:` line (0 when absent: only
-/// non-zero counters are printed).
-fn telnet_stat(t: &str, name: &str) -> u64 {
-    t.lines()
-        .find(|l| l.starts_with("# stats:"))
-        .and_then(|l| {
-            l.split_whitespace()
-                .find_map(|kv| kv.strip_prefix(&format!("{name}=")).map(|v| v.to_string()))
-        })
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 fn position_with_model(cs: &str, model: &str, at: [f64; 3]) -> Vec<u8> {
     let m = Message::position(Callsign::new(cs).unwrap(), 10, Position::at(model, at));
     to_bytes(&m).unwrap()

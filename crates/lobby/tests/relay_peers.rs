@@ -14,14 +14,6 @@ fn temp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("lobby-peers-{}-{name}", std::process::id()))
 }
 
-/// The value of `name=` on the telnet `# stats:` line.
-fn telnet_stat(t: &str, name: &str) -> u64 {
-    t.split_whitespace()
-        .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
-}
-
 /// Sends a local pilot's position every 100 ms until `rx` receives the relay's copy
 /// (bounded).
 fn reaches(relay: SocketAddr, pilot: &UdpSocket, rx: &UdpSocket, within: Duration) -> bool {

@@ -167,6 +167,19 @@ pub fn telnet(addr: SocketAddr) -> String {
     text
 }
 
+/// The value of `name=` on the telnet list's `# stats:` line (0 when absent: only
+/// non-zero counters are printed).
+pub fn telnet_stat(t: &str, name: &str) -> u64 {
+    t.lines()
+        .find(|l| l.starts_with("# stats:"))
+        .and_then(|l| {
+            l.split_whitespace()
+                .find_map(|kv| kv.strip_prefix(&format!("{name}=")).map(|v| v.to_string()))
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
 /// Polls the telnet list until `pred` holds (bounded).
 pub fn telnet_until(addr: SocketAddr, what: &str, pred: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
