@@ -10,14 +10,17 @@ use common::*;
 use std::net::{TcpListener, UdpSocket};
 use std::time::Duration;
 
-/// A port number free for UDP and TCP on 127.0.0.1 and ::1 right now.
+/// A port number free for UDP and TCP on every IPv4 and IPv6 address right now (the
+/// wildcard binds conflict with a socket on any one address).
 fn free_port() -> u16 {
     for _ in 0..50 {
-        let u = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let u = UdpSocket::bind("0.0.0.0:0").unwrap();
         let p = u.local_addr().unwrap().port();
-        let free = TcpListener::bind(("127.0.0.1", p)).is_ok()
-            && UdpSocket::bind(("::1", p)).is_ok()
-            && TcpListener::bind(("::1", p)).is_ok();
+        drop(u);
+        let free = UdpSocket::bind(("0.0.0.0", p)).is_ok()
+            && TcpListener::bind(("0.0.0.0", p)).is_ok()
+            && UdpSocket::bind(("::", p)).is_ok()
+            && TcpListener::bind(("::", p)).is_ok();
         if free {
             return p;
         }
@@ -25,40 +28,69 @@ fn free_port() -> u16 {
     panic!("no free port");
 }
 
+/// Starts `args(udp_port, tcp_port)` on two free port numbers, trying other numbers
+/// when something else took one between the check and the bind (other processes'
+/// ephemeral ports: the check cannot hold the port for the server).
+fn start_on_free_ports(args: impl Fn(&str, &str) -> Vec<String>, expect: usize) -> Lobby {
+    for attempt in 1..=5 {
+        let (p, q) = (free_port().to_string(), free_port().to_string());
+        let a = args(&p, &q);
+        let refs: Vec<&str> = a.iter().map(String::as_str).collect();
+        match std::panic::catch_unwind(|| Lobby::start(&refs, expect)) {
+            Ok(l) => return l,
+            Err(e) => {
+                let msg = e.downcast_ref::<String>().cloned().unwrap_or_default();
+                if !msg.contains("Address already in use") || attempt == 5 {
+                    std::panic::resume_unwind(e);
+                }
+                eprintln!("port {p} or {q} was taken meanwhile; trying others");
+            }
+        }
+    }
+    unreachable!()
+}
+
 #[test]
 fn each_part_listens_on_ipv4_and_ipv6_with_one_port_number() {
-    let p = free_port().to_string();
-    let (v4, v6) = (format!("0.0.0.0:{p}"), format!("[::]:{p}"));
-    let q = free_port().to_string();
-    let (t4, t6) = (format!("0.0.0.0:{q}"), format!("[::]:{q}"));
-    let r = Lobby::start(
-        &[
-            "relay", "--listen", &v4, "--listen", &v6, "--telnet", &t4, "--telnet", &t6,
-        ],
+    let both = |p: &str| [format!("0.0.0.0:{p}"), format!("[::]:{p}")];
+    let v = |xs: &[&str]| xs.iter().map(|x| x.to_string()).collect::<Vec<String>>();
+    let r = start_on_free_ports(
+        |p, q| {
+            let ([v4, v6], [t4, t6]) = (both(p), both(q));
+            v(&[
+                "relay", "--listen", &v4, "--listen", &v6, "--telnet", &t4, "--telnet", &t6,
+            ])
+        },
         4,
     );
     assert_eq!(r.addrs("relay", "telnet").len(), 2);
     assert!(r.stop().success());
-    let m = Lobby::start(
-        &[
-            "master", "--listen", &v4, "--listen", &v6, "--http", &t4, "--http", &t6,
-        ],
+    let m = start_on_free_ports(
+        |p, q| {
+            let ([v4, v6], [t4, t6]) = (both(p), both(q));
+            v(&[
+                "master", "--listen", &v4, "--listen", &v6, "--http", &t4, "--http", &t6,
+            ])
+        },
         4,
     );
     assert_eq!(m.addrs("http", "tcp").len(), 2);
     assert!(m.stop().success());
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--zone",
-            "fg.lobby.test",
-            "--listen",
-            &v4,
-            "--listen",
-            &v6,
-            "--http",
-            "127.0.0.1:0",
-        ],
+    let d = start_on_free_ports(
+        |p, _| {
+            let [v4, v6] = both(p);
+            v(&[
+                "dns",
+                "--zone",
+                "fg.lobby.test",
+                "--listen",
+                &v4,
+                "--listen",
+                &v6,
+                "--http",
+                "127.0.0.1:0",
+            ])
+        },
         5,
     );
     assert_eq!(d.addrs("dns", "tcp").len(), 2);
