@@ -8,7 +8,10 @@ pub fn run(data: &[u8]) {
         if let Ok(bytes) = fgmp::message::to_bytes(&m) {
             let again = fgmp::Message::decode(&bytes).expect("re-encoded datagram decodes");
             let twice = fgmp::message::to_bytes(&again).expect("re-decoded datagram encodes");
-            assert_eq!(twice, bytes, "encode(decode(encode(decode(x)))) == encode(decode(x))");
+            assert_eq!(
+                twice, bytes,
+                "encode(decode(encode(decode(x)))) == encode(decode(x))"
+            );
         }
     }
 }

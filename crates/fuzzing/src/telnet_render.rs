@@ -19,7 +19,7 @@ fn f64_at(c: &[u8], at: usize) -> f64 {
 pub fn run(data: &[u8]) {
     let pilots: Vec<PilotView> = data
         .split(|&b| b == 0xff)
-        .take(200)
+        .take(32)
         .map(|c| {
             let mut cs = [0u8; 8];
             for (i, x) in cs.iter_mut().enumerate() {

@@ -23,12 +23,13 @@ pub fn run(data: &[u8]) {
     let _ = xash::admin::AdminCommand::decode(data, 64);
 
     let t0 = Instant::now();
-    let mut e = master::Engine::new(
-        master::Config::default(),
-        Arc::new(master::Stats::default()),
-        [3; 32],
-        t0,
-    );
+    // Small per-source tables: cheap to build per input, and full after a few
+    // sources, so the eviction paths are fuzzed too.
+    let config = master::Config {
+        rate_table_size: 64,
+        ..master::Config::default()
+    };
+    let mut e = master::Engine::new(config, Arc::new(master::Stats::default()), [3; 32], t0);
     let mut out = master::Outbox::new();
     for (i, chunk) in data.split(|&b| b == 0xfe).enumerate() {
         let from: SocketAddr = format!("127.0.0.{}:27015", i % 4 + 1).parse().unwrap();
