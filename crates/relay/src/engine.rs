@@ -262,10 +262,11 @@ impl Engine {
         if !self.config.crossfeeds.is_empty() {
             let cf = out.payload(datagram);
             out.payload_mut(cf)[0..4].copy_from_slice(&Magic::Relay.bytes());
-            for &t in &self.config.crossfeeds {
+            let mut n = 0;
+            for &t in self.config.crossfeeds.iter().filter(|&&t| t != from) {
                 out.send(cf, t);
+                n += 1;
             }
-            let n = self.config.crossfeeds.len();
             add(&self.stats.to_crossfeeds, n as u64);
             self.count_out(datagram.len(), n);
         }
@@ -430,6 +431,9 @@ impl Engine {
                 continue;
             }
             match r.origin {
+                // Never back to the source address (a relay matched by IP alone may
+                // send from the socket of a local pilot).
+                Origin::Local if r.addr == from => {}
                 Origin::Local => {
                     let pl = *to_clients.get_or_insert_with(|| {
                         let pl = out.payload(datagram);

@@ -791,3 +791,19 @@ mod no_double_copies {
         }
     }
 }
+
+#[test]
+fn nothing_goes_back_to_the_source_address() {
+    // Found by the relay_engine fuzzer: a relay matched by IP alone (any port) sent
+    // SFGF from the socket of a local pilot, which then got the relay's traffic back.
+    let cf = "127.0.0.1:30000";
+    let mut r = Rig::new(Config {
+        crossfeeds: vec![addr(cf)],
+        ..relay_cfg(&[R1], false)
+    });
+    let shared = "127.0.0.1:20999"; // same IP as R1, another port
+    r.send(&pos("LOCAL", BIKF, 100), shared, 0.0);
+    let got = r.dests(&relay_form(&pos("REMOTE", BIKF, 100)), shared, 0.1);
+    assert!(!got.contains(&addr(shared)), "{got:?}");
+    assert_eq!(got, vec![addr(cf)]);
+}
