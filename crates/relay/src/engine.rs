@@ -77,11 +77,11 @@ pub struct Engine {
     slots: Vec<Option<Pilot>>,
     free: Vec<u32>,
     by_callsign: HashMap<Callsign, u32>,
-    /// Local pilots by source address: one per address (a client sends one callsign per socket).
+    /// Local pilots by source address: one per address (a client sends one callsign
+    /// per socket), so its length is the number of local pilots.
     by_addr: HashMap<SocketAddr, u32>,
     /// Local pilots per source IPv4 address or IPv6 /64.
     per_source: HashMap<IpAddr, u32>,
-    local_count: usize,
     index: SpatialIndex,
     expiry: ExpiryQueue,
     next_serial: u64,
@@ -108,7 +108,6 @@ impl Engine {
             by_callsign: HashMap::new(),
             by_addr: HashMap::new(),
             per_source: HashMap::new(),
-            local_count: 0,
             index: SpatialIndex::new(),
             expiry: ExpiryQueue::new(),
             next_serial: 0,
@@ -381,7 +380,6 @@ impl Engine {
         if origin == Origin::Local {
             self.by_addr.insert(from, id);
             *self.per_source.entry(source_key(from.ip())).or_default() += 1;
-            self.local_count += 1;
         }
         self.index.insert(id, placement);
         self.expiry
@@ -551,7 +549,6 @@ impl Engine {
                         self.per_source.remove(&key);
                     }
                 }
-                self.local_count -= 1;
             }
             self.index.remove(id, p.placement);
             self.free.push(id);
@@ -561,8 +558,9 @@ impl Engine {
 
     fn publish_counts(&self) {
         let total = self.by_callsign.len();
-        set(&self.stats.pilots_local, self.local_count as u64);
-        set(&self.stats.pilots_remote, (total - self.local_count) as u64);
+        let local = self.by_addr.len();
+        set(&self.stats.pilots_local, local as u64);
+        set(&self.stats.pilots_remote, (total - local) as u64);
     }
 
     /// Number of pilots known (local and remote, observers included), as fgms counts "N pilot(s) online".
