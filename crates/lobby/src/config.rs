@@ -436,7 +436,12 @@ fn opt_peer(v: &str) -> Result<Option<SocketAddr>> {
     if v.is_empty() {
         return Ok(None);
     }
-    Ok(Some(peer(v)?.addr))
+    if !v.contains(':') {
+        bail!("cannot resolve {v:?} (expected HOST:PORT)");
+    }
+    let addr =
+        udp::addr::resolve(v, 0).with_context(|| format!("expected HOST:PORT, got {v:?}"))?;
+    Ok(Some(addr))
 }
 
 impl MasterSection {
@@ -597,24 +602,6 @@ pub fn listen_addr(s: &str) -> Result<SocketAddr> {
     s.parse().with_context(|| {
         format!("invalid listen address {s:?}: expected IP:PORT, IPv6 as [::1]:PORT")
     })
-}
-
-/// Resolves `host:port` once (as fgms does at start-up); the label is the host's
-/// first DNS label, or the IP itself.
-pub fn peer(s: &str) -> Result<relay::RelayPeer> {
-    if !s.contains(':') {
-        anyhow::bail!("cannot resolve {s:?} (expected HOST:PORT)");
-    }
-    let addr =
-        udp::addr::resolve(s, 0).with_context(|| format!("expected HOST:PORT, got {s:?}"))?;
-    let host = s.rsplit_once(':').map(|(h, _)| h).unwrap_or(s);
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let label = if host.parse::<IpAddr>().is_ok() {
-        host.to_string()
-    } else {
-        host.split('.').next().unwrap_or(host).to_string()
-    };
-    Ok(relay::RelayPeer { addr, label })
 }
 
 /// Parses an IP or CIDR.
@@ -859,8 +846,10 @@ mod tests {
 
     #[test]
     fn peers_get_short_labels() {
-        assert_eq!(peer("127.0.0.1:5000").unwrap().label, "127.0.0.1");
-        assert_eq!(peer("localhost:5000").unwrap().label, "localhost");
+        use crate::parts::peers::{Kind, PeerName};
+        let label = |s: &str| PeerName::parse(s, Kind::Relay).unwrap().label;
+        assert_eq!(label("127.0.0.1:5000"), "127.0.0.1");
+        assert_eq!(label("localhost:5000"), "localhost");
         assert!(net("192.168.0.0/16")
             .unwrap()
             .contains(&"192.168.4.4".parse::<IpAddr>().unwrap()));
