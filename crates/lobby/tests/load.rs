@@ -23,16 +23,7 @@ fn load(args: &[&str]) -> serde_json::Value {
 #[test]
 fn pilots_are_spread_so_a_default_relay_takes_them_all() {
     // With every pilot on 127.0.0.1 the relay's cap of 16 per address refused 24 of 40.
-    let r = Lobby::start(
-        &[
-            "relay",
-            "--listen",
-            "127.0.0.1:0",
-            "--telnet",
-            "127.0.0.1:0",
-        ],
-        2,
-    );
+    let r = start_relay(&[]);
     let target = r.addr("relay", "udp").to_string();
     let j = load(&[
         "--target",
@@ -52,18 +43,7 @@ fn pilots_are_spread_so_a_default_relay_takes_them_all() {
 
 #[test]
 fn churn_and_an_expiry_burst_join_and_expire_pilots() {
-    let r = Lobby::start(
-        &[
-            "relay",
-            "--listen",
-            "127.0.0.1:0",
-            "--telnet",
-            "127.0.0.1:0",
-            "--player-expiry",
-            "1",
-        ],
-        2,
-    );
+    let r = start_relay(&["--player-expiry", "1"]);
     let target = r.addr("relay", "udp").to_string();
     let j = load(&[
         "--target",

@@ -6,17 +6,9 @@ use common::*;
 use std::time::Duration;
 
 fn relay(extra: &[&str]) -> Lobby {
-    let mut args = vec![
-        "relay",
-        "--listen",
-        "127.0.0.1:0",
-        "--telnet",
-        "127.0.0.1:0",
-        "--name",
-        "testrelay",
-    ];
+    let mut args = vec!["--name", "testrelay"];
     args.extend_from_slice(extra);
-    Lobby::start(&args, 2)
+    start_relay(&args)
 }
 
 #[test]

@@ -12,15 +12,7 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
 fn relay(extra: &[&str]) -> Lobby {
-    let mut args = vec![
-        "relay",
-        "--listen",
-        "127.0.0.1:0",
-        "--telnet",
-        "127.0.0.1:0",
-    ];
-    args.extend_from_slice(extra);
-    Lobby::start(&args, 2)
+    start_relay(extra)
 }
 
 fn position_with_model(cs: &str, model: &str, at: [f64; 3]) -> Vec<u8> {

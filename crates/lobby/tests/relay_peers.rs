@@ -43,22 +43,14 @@ fn a_name_that_does_not_resolve_does_not_stop_the_relay() {
     // Before: `lobby: error: cannot resolve "nosuch.invalid:5000"` and exit 1.
     let peer = udp_on("127.0.0.1");
     let peer_addr = peer.local_addr().unwrap().to_string();
-    let r = Lobby::start(
-        &[
-            "relay",
-            "--listen",
-            "127.0.0.1:0",
-            "--telnet",
-            "127.0.0.1:0",
-            "--relay",
-            "nosuch.invalid:5000",
-            "--relay",
-            &peer_addr,
-            "--crossfeed",
-            "nosuch-feed.invalid:5100",
-        ],
-        2,
-    );
+    let r = start_relay(&[
+        "--relay",
+        "nosuch.invalid:5000",
+        "--relay",
+        &peer_addr,
+        "--crossfeed",
+        "nosuch-feed.invalid:5100",
+    ]);
     // The peer given by IP works at once.
     assert!(reaches(
         r.addr("relay", "udp"),

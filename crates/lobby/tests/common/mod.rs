@@ -158,6 +158,19 @@ impl Drop for Lobby {
     }
 }
 
+/// `lobby relay` with UDP and telnet on 127.0.0.1 port 0, plus `extra` flags.
+pub fn start_relay(extra: &[&str]) -> Lobby {
+    let mut args = vec![
+        "relay",
+        "--listen",
+        "127.0.0.1:0",
+        "--telnet",
+        "127.0.0.1:0",
+    ];
+    args.extend_from_slice(extra);
+    Lobby::start(&args, 2)
+}
+
 /// Reads the telnet pilot list.
 pub fn telnet(addr: SocketAddr) -> String {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("telnet connect");
