@@ -19,7 +19,7 @@ fn f64_at(c: &[u8], at: usize) -> f64 {
 pub fn run(data: &[u8]) {
     let pilots: Vec<PilotView> = data
         .split(|&b| b == 0xff)
-        .take(32)
+        .take(8)
         .map(|c| {
             let mut cs = [0u8; 8];
             for (i, x) in cs.iter_mut().enumerate() {
@@ -37,9 +37,11 @@ pub fn run(data: &[u8]) {
                 addr: "127.0.0.1:5000".parse().unwrap(),
                 position: [f64_at(c, 8), f64_at(c, 16), f64_at(c, 24)],
                 orientation: [f64_at(c, 8) as f32, 0.5, -0.25],
+                velocity: [0.0; 3],
                 model: String::from_utf8_lossy(model).into_owned(),
                 range_nm: 100.0,
                 online_for: Duration::ZERO,
+                silent_for: Duration::ZERO,
             }
         })
         .collect();

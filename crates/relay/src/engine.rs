@@ -36,6 +36,7 @@ struct Pilot {
     origin: Origin,
     pos: [f64; 3],
     orientation: [f32; 3],
+    velocity: [f32; 3],
     model: Vec<u8>,
     range_nm: f64,
     placement: Placement,
@@ -61,12 +62,54 @@ pub struct PilotView {
     pub position: [f64; 3],
     /// Angle-axis orientation as sent.
     pub orientation: [f32; 3],
+    /// Linear velocity as sent (body frame, m/s).
+    pub velocity: [f32; 3],
     /// Model path.
     pub model: String,
     /// Effective receive range, nm.
     pub range_nm: f64,
     /// Time since the pilot joined.
     pub online_for: Duration,
+    /// Time since its last datagram.
+    pub silent_for: Duration,
+}
+
+/// Traffic on one relay link or crossfeed target, kept across reconfigurations
+/// while the address stays configured.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LinkCounters {
+    /// Datagrams sent to it.
+    pub datagrams_out: u64,
+    /// Bytes sent to it.
+    pub bytes_out: u64,
+    /// Datagrams accepted from it.
+    pub datagrams_in: u64,
+    /// Bytes accepted from it.
+    pub bytes_in: u64,
+    /// When a datagram from it was last accepted.
+    pub last_in: Option<Instant>,
+}
+
+/// What kind of peer a [`LinkView`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkKind {
+    /// A relay link (traffic both ways, `SFGF`).
+    Relay,
+    /// A crossfeed target (a copy of every valid datagram, one way).
+    Crossfeed,
+}
+
+/// A read-only view of one configured peer and its traffic, for the HTTP API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkView {
+    /// Relay or crossfeed.
+    pub kind: LinkKind,
+    /// The relay's label (its configured name); a crossfeed's address.
+    pub label: String,
+    /// Where it is sent.
+    pub addr: SocketAddr,
+    /// Its traffic.
+    pub counters: LinkCounters,
 }
 
 /// The relay engine. See the crate docs.
@@ -91,6 +134,10 @@ pub struct Engine {
     peer_addrs: HashSet<SocketAddr>,
     /// Per relay: it is also a crossfeed target, so it already gets every datagram.
     relay_is_crossfeed: Vec<bool>,
+    /// Per configured relay, same order as `config.relays`.
+    relay_links: Vec<LinkCounters>,
+    /// Per crossfeed target, same order as `config.crossfeeds`.
+    crossfeed_links: Vec<LinkCounters>,
     // Scratch buffers reused across datagrams.
     candidates: Vec<u32>,
     relay_wants: Vec<bool>,
@@ -115,6 +162,8 @@ impl Engine {
             relay_by_ip: HashMap::new(),
             peer_addrs: HashSet::new(),
             relay_is_crossfeed: Vec::new(),
+            relay_links: Vec::new(),
+            crossfeed_links: Vec::new(),
             candidates: Vec::new(),
             relay_wants: Vec::new(),
             due: Vec::new(),
@@ -146,6 +195,28 @@ impl Engine {
             .map(|r| config.crossfeeds.contains(&r.addr))
             .collect();
         let old_relays = std::mem::take(&mut self.config.relays);
+        let old_links: HashMap<SocketAddr, LinkCounters> = old_relays
+            .iter()
+            .map(|r| r.addr)
+            .zip(self.relay_links.iter().copied())
+            .collect();
+        self.relay_links = config
+            .relays
+            .iter()
+            .map(|r| old_links.get(&r.addr).copied().unwrap_or_default())
+            .collect();
+        let old_cf: HashMap<SocketAddr, LinkCounters> = self
+            .config
+            .crossfeeds
+            .iter()
+            .copied()
+            .zip(self.crossfeed_links.iter().copied())
+            .collect();
+        self.crossfeed_links = config
+            .crossfeeds
+            .iter()
+            .map(|a| old_cf.get(a).copied().unwrap_or_default())
+            .collect();
         let expiry_changed = config.player_expiry != self.config.player_expiry;
         self.config = config;
         // Re-point remote pilots at the new relay indices; note those to drop.
@@ -252,6 +323,13 @@ impl Engine {
         if origin != Origin::Local {
             add(&self.stats.from_relays, 1);
         }
+        if let Origin::Relay(k) = origin {
+            if let Some(l) = self.relay_links.get_mut(k) {
+                l.datagrams_in += 1;
+                l.bytes_in += datagram.len() as u64;
+                l.last_in = Some(now);
+            }
+        }
         if info.msg_id == MsgId::Position {
             add(&self.stats.positions, 1);
         } else {
@@ -262,9 +340,15 @@ impl Engine {
             let cf = out.payload(datagram);
             out.payload_mut(cf)[0..4].copy_from_slice(&Magic::Relay.bytes());
             let mut n = 0;
-            for &t in self.config.crossfeeds.iter().filter(|&&t| t != from) {
+            for (k, &t) in self.config.crossfeeds.iter().enumerate() {
+                if t == from {
+                    continue;
+                }
                 out.send(cf, t);
                 n += 1;
+                let l = &mut self.crossfeed_links[k];
+                l.datagrams_out += 1;
+                l.bytes_out += datagram.len() as u64;
             }
             add(&self.stats.to_crossfeeds, n as u64);
             self.count_out(datagram.len(), n);
@@ -306,6 +390,7 @@ impl Engine {
                 p.pos = pos;
                 p.range_nm = resolve(Some(p.range_nm), &self.config);
                 p.orientation = read_orientation(datagram);
+                p.velocity = read_velocity(datagram);
                 let model = read_model(datagram);
                 if model != p.model.as_slice() {
                     p.model = model.to_vec();
@@ -330,6 +415,7 @@ impl Engine {
                 p.callsign = info.callsign;
                 p.pos = pos;
                 p.orientation = read_orientation(datagram);
+                p.velocity = read_velocity(datagram);
                 p.model = read_model(datagram).to_vec();
                 p.range_nm = range_nm;
                 p.placement = self.index.update(id, p.placement, placement);
@@ -358,6 +444,7 @@ impl Engine {
             origin,
             pos,
             orientation: read_orientation(datagram),
+            velocity: read_velocity(datagram),
             model: read_model(datagram).to_vec(),
             range_nm,
             placement,
@@ -480,6 +567,9 @@ impl Engine {
             });
             out.send(pl, peer.addr);
             n += 1;
+            let l = &mut self.relay_links[k];
+            l.datagrams_out += 1;
+            l.bytes_out += datagram.len() as u64;
         }
         add(&self.stats.to_relays, n as u64);
         self.count_out(datagram.len(), n);
@@ -568,6 +658,33 @@ impl Engine {
         self.by_callsign.len()
     }
 
+    /// Every configured relay link, then every crossfeed target, with its traffic.
+    pub fn links(&self) -> Vec<LinkView> {
+        let relays = self
+            .config
+            .relays
+            .iter()
+            .zip(&self.relay_links)
+            .map(|(r, c)| LinkView {
+                kind: LinkKind::Relay,
+                label: r.label.clone(),
+                addr: r.addr,
+                counters: *c,
+            });
+        let crossfeeds = self
+            .config
+            .crossfeeds
+            .iter()
+            .zip(&self.crossfeed_links)
+            .map(|(a, c)| LinkView {
+                kind: LinkKind::Crossfeed,
+                label: a.to_string(),
+                addr: *a,
+                counters: *c,
+            });
+        relays.chain(crossfeeds).collect()
+    }
+
     /// Every pilot, ordered by join time.
     pub fn pilots(&self, now: Instant) -> Vec<PilotView> {
         let mut v: Vec<(&Pilot, PilotView)> = self
@@ -594,9 +711,11 @@ impl Engine {
                         addr: p.addr,
                         position: p.pos,
                         orientation: p.orientation,
+                        velocity: p.velocity,
                         model: String::from_utf8_lossy(&p.model).into_owned(),
                         range_nm: p.range_nm,
                         online_for: now.saturating_duration_since(p.joined),
+                        silent_for: now.saturating_duration_since(p.last_seen),
                     },
                 )
             })
@@ -622,6 +741,17 @@ fn read_orientation(d: &[u8]) -> [f32; 3] {
             .unwrap_or(0.0)
     };
     [f(168), f(172), f(176)]
+}
+
+/// The linear velocity (body frame, m/s) after the orientation; zero when the
+/// datagram is too short to hold it (a chat datagram).
+fn read_velocity(d: &[u8]) -> [f32; 3] {
+    let f = |off: usize| {
+        fgmp::cursor::u32_at(d, off)
+            .map(f32::from_bits)
+            .unwrap_or(0.0)
+    };
+    [f(180), f(184), f(188)]
 }
 
 fn read_model(d: &[u8]) -> &[u8] {

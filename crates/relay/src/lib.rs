@@ -14,6 +14,6 @@ pub mod stats;
 pub mod telnet;
 
 pub use config::{source_key, Config, RelayPeer};
-pub use engine::{Engine, Origin, PilotView};
+pub use engine::{Engine, LinkCounters, LinkKind, LinkView, Origin, PilotView};
 pub use sansio::{Outbox, Transmit};
 pub use stats::{DropReason, Stats};

@@ -182,9 +182,11 @@ mod tests {
             addr: "127.0.0.1:5000".parse().unwrap(),
             position: [4060104.908376, 611858.819160, 4865699.654797],
             orientation: [0.1, 0.2, 0.3],
+            velocity: [0.0; 3],
             model: "Aircraft/c172p/Models/c172p.xml".into(),
             range_nm: 100.0,
             online_for: Duration::ZERO,
+            silent_for: Duration::ZERO,
         }
     }
 

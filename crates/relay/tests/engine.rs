@@ -807,3 +807,53 @@ fn nothing_goes_back_to_the_source_address() {
     assert!(!got.contains(&addr(shared)), "{got:?}");
     assert_eq!(got, vec![addr(cf)]);
 }
+
+#[test]
+fn each_link_counts_its_own_traffic_and_keeps_it_across_a_reload() {
+    let cf: SocketAddr = addr("127.0.0.1:20009");
+    let mut cfg = relay_cfg(&[R1, R2], false);
+    cfg.crossfeeds = vec![cf];
+    let mut r = Rig::new(cfg.clone());
+    let a = pos("ALPHA", BIKF, 100);
+    r.send(&a, A, 0.0); // first datagram: to R1, R2 (lazily) and the crossfeed
+    let remote = relay_form(&pos("REMOTE", north(BIKF, 5.0), 100));
+    r.send(&remote, R1, 0.5);
+    r.send(&remote, R1, 0.6);
+    let links = r.e.links();
+    let by = |label: &str| links.iter().find(|l| l.label == label).unwrap().counters;
+    assert_eq!(links.len(), 3);
+    assert_eq!(links[2].kind, relay::LinkKind::Crossfeed);
+    assert_eq!(links[2].addr, cf);
+    let (r1, r2, c) = (by(R1), by(R2), by("127.0.0.1:20009"));
+    assert_eq!((r1.datagrams_in, r1.bytes_in), (2, 2 * remote.len() as u64));
+    assert_eq!(r1.last_in, Some(r.t0 + Duration::from_millis(600)));
+    assert_eq!((r1.datagrams_out, r1.bytes_out), (1, a.len() as u64));
+    // R2 got ALPHA's first datagram only (R1's pilots cross to R2 in hub mode only).
+    assert_eq!(r2.datagrams_in, 0);
+    assert_eq!(r2.last_in, None);
+    assert_eq!(r2.datagrams_out, 1);
+    // The crossfeed gets a copy of each of the three valid datagrams.
+    assert_eq!(
+        (c.datagrams_out, c.bytes_out),
+        (3, (a.len() + 2 * remote.len()) as u64)
+    );
+    // A reload that keeps R1 and drops R2 keeps R1's counters.
+    cfg.relays.remove(1);
+    r.e.reconfigure(cfg);
+    let links = r.e.links();
+    assert_eq!(links.len(), 2);
+    assert_eq!(links[0].counters, r1);
+}
+
+#[test]
+fn a_pilot_view_carries_the_velocity_and_the_time_since_its_last_datagram() {
+    let mut r = Rig::new(Config::default());
+    let mut p = Position::at("Aircraft/c172p/Models/c172p.xml", ecef(BIKF.0, BIKF.1));
+    p.linear_vel = [51.4, -0.5, 2.0];
+    let m = Message::position(Callsign::new("FAST").unwrap(), 100, p);
+    r.send(&to_bytes(&m).unwrap(), A, 1.0);
+    let v = &r.e.pilots(r.t0 + Duration::from_secs(3))[0];
+    assert_eq!(v.velocity, [51.4, -0.5, 2.0]);
+    assert_eq!(v.silent_for, Duration::from_secs(2));
+    assert_eq!(v.online_for, Duration::from_secs(2));
+}
