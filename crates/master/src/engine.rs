@@ -317,6 +317,8 @@ impl Engine {
         match self.table.register(
             from,
             Server::from_add(&add),
+            now,
+            now,
             expires,
             self.config.max_servers_per_source,
             self.config.max_servers,
@@ -756,10 +758,12 @@ impl Engine {
     pub fn export(&self, now: Instant) -> SavedState {
         let servers = self
             .table
-            .iter()
-            .map(|(addr, s, expires)| SavedServer {
+            .listed()
+            .map(|l| (l.addr, l.server, l.expires, l.since))
+            .map(|(addr, s, expires, since)| SavedServer {
                 addr,
                 ttl_secs: expires.saturating_duration_since(now).as_secs(),
+                listed_secs: now.saturating_duration_since(since).as_secs(),
                 protocol: s.protocol,
                 players: s.players,
                 max: s.max,
@@ -806,9 +810,14 @@ impl Engine {
                 flags: s.flags,
             };
             let ttl = Duration::from_secs(s.ttl_secs).min(self.config.server_ttl);
+            let since = now
+                .checked_sub(Duration::from_secs(s.listed_secs))
+                .unwrap_or(now);
             if self.table.register(
                 s.addr,
                 server,
+                now,
+                since,
                 now + ttl,
                 self.config.max_servers_per_source,
                 self.config.max_servers,

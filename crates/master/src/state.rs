@@ -47,6 +47,9 @@ pub struct SavedServer {
     pub addr: SocketAddr,
     /// Seconds left before it expires.
     pub ttl_secs: u64,
+    /// Seconds it had been listed when saved (0 in files written before it existed).
+    #[serde(default)]
+    pub listed_secs: u64,
     /// Protocol.
     pub protocol: u8,
     /// Players.

@@ -76,6 +76,25 @@ impl Server {
 struct Entry {
     server: Server,
     expires: Instant,
+    /// When it was first registered.
+    since: Instant,
+    /// When its last accepted heartbeat (info reply) arrived.
+    heartbeat: Instant,
+}
+
+/// One listed server with its times, for readers outside the engine.
+#[derive(Debug, Clone, Copy)]
+pub struct Listed<'a> {
+    /// Its address.
+    pub addr: SocketAddr,
+    /// What it registered.
+    pub server: &'a Server,
+    /// When it is dropped unless it heartbeats again.
+    pub expires: Instant,
+    /// When it was first registered (across restarts, when the state file kept it).
+    pub since: Instant,
+    /// When its last registration or refresh was accepted.
+    pub heartbeat: Instant,
 }
 
 /// Outcome of [`Table::register`].
@@ -214,18 +233,24 @@ impl Table {
         self.version = self.version.wrapping_add(1);
     }
 
-    /// Registers or refreshes `addr` until `expires`, enforcing the quotas exactly:
-    /// at most `per_source` servers per IPv4 address / IPv6 /64, `global` in all.
+    /// Registers or refreshes `addr` at `now` until `expires`, enforcing the quotas
+    /// exactly: at most `per_source` servers per IPv4 address / IPv6 /64, `global` in
+    /// all. A new entry is listed since `since` (`now`, or earlier for a server
+    /// restored from the state file).
+    #[allow(clippy::too_many_arguments)]
     pub fn register(
         &mut self,
         addr: SocketAddr,
         server: Server,
+        now: Instant,
+        since: Instant,
         expires: Instant,
         per_source: usize,
         global: usize,
     ) -> Registered {
         if let Some(e) = self.servers.get_mut(&addr) {
             e.expires = expires;
+            e.heartbeat = now;
             if e.server != server {
                 e.server = server;
                 self.changed();
@@ -240,7 +265,15 @@ impl Table {
         if self.servers.len() >= global {
             return Registered::QuotaGlobal;
         }
-        self.servers.insert(addr, Entry { server, expires });
+        self.servers.insert(
+            addr,
+            Entry {
+                server,
+                expires,
+                since,
+                heartbeat: now,
+            },
+        );
         *self.per_source.entry(src).or_insert(0) += 1;
         self.changed();
         Registered::Added
@@ -303,6 +336,17 @@ impl Table {
     /// Every entry: address, server, expiry.
     pub fn iter(&self) -> impl Iterator<Item = (SocketAddr, &Server, Instant)> {
         self.servers.iter().map(|(a, e)| (*a, &e.server, e.expires))
+    }
+
+    /// Every entry with its times, in address order.
+    pub fn listed(&self) -> impl Iterator<Item = Listed<'_>> {
+        self.servers.iter().map(|(a, e)| Listed {
+            addr: *a,
+            server: &e.server,
+            expires: e.expires,
+            since: e.since,
+            heartbeat: e.heartbeat,
+        })
     }
 
     /// One entry.
@@ -423,13 +467,13 @@ mod tests {
         for port in 0..14u16 {
             let a = SocketAddr::from(([127, 0, 2, 1], 27000 + port));
             assert_eq!(
-                t.register(a, server("valve"), exp, 14, 100),
+                t.register(a, server("valve"), exp, exp, exp, 14, 100),
                 Registered::Added
             );
         }
         let a = SocketAddr::from(([127, 0, 2, 1], 28000));
         assert_eq!(
-            t.register(a, server("valve"), exp, 14, 100),
+            t.register(a, server("valve"), exp, exp, exp, 14, 100),
             Registered::QuotaSource,
             "the 15th"
         );
@@ -439,31 +483,31 @@ mod tests {
         let b: SocketAddr = "[2001:db8::2]:1".parse().unwrap();
         let c: SocketAddr = "[2001:db8:0:1::1]:1".parse().unwrap();
         assert_eq!(
-            t.register(a, server("valve"), exp, 1, 100),
+            t.register(a, server("valve"), exp, exp, exp, 1, 100),
             Registered::Added
         );
         assert_eq!(
-            t.register(b, server("valve"), exp, 1, 100),
+            t.register(b, server("valve"), exp, exp, exp, 1, 100),
             Registered::QuotaSource
         );
         assert_eq!(
-            t.register(c, server("valve"), exp, 1, 100),
+            t.register(c, server("valve"), exp, exp, exp, 1, 100),
             Registered::Added
         );
         assert_eq!(
-            t.register(a, server("cstrike"), exp, 1, 100),
+            t.register(a, server("cstrike"), exp, exp, exp, 1, 100),
             Registered::Refreshed
         );
         // Global cap.
         let d: SocketAddr = "[2001:db8:0:2::1]:1".parse().unwrap();
         assert_eq!(
-            t.register(d, server("valve"), exp, 1, 2),
+            t.register(d, server("valve"), exp, exp, exp, 1, 2),
             Registered::QuotaGlobal
         );
         // Removing frees the quota.
         assert!(t.remove(&b) || t.remove(&a));
         assert_eq!(
-            t.register(b, server("valve"), exp, 1, 100),
+            t.register(b, server("valve"), exp, exp, exp, 1, 100),
             Registered::Added
         );
     }
@@ -473,7 +517,15 @@ mod tests {
         let mut t = Table::new();
         let now = Instant::now();
         let exp = now + Duration::from_secs(60);
-        t.register("10.0.0.1:1".parse().unwrap(), server("valve"), exp, 10, 100);
+        t.register(
+            "10.0.0.1:1".parse().unwrap(),
+            server("valve"),
+            exp,
+            exp,
+            exp,
+            10,
+            100,
+        );
         let f = Filter {
             gamedir: Some(b"valve".to_vec()),
             key: Some(1),
@@ -503,9 +555,25 @@ mod tests {
             "same key: the shared page"
         );
         // A refresh with identical content keeps the cache.
-        t.register("10.0.0.1:1".parse().unwrap(), server("valve"), exp, 10, 100);
+        t.register(
+            "10.0.0.1:1".parse().unwrap(),
+            server("valve"),
+            exp,
+            exp,
+            exp,
+            10,
+            100,
+        );
         assert!(t.select(false, &f, 255, 1400, None).1);
-        t.register("10.0.0.2:1".parse().unwrap(), server("valve"), exp, 10, 100);
+        t.register(
+            "10.0.0.2:1".parse().unwrap(),
+            server("valve"),
+            exp,
+            exp,
+            exp,
+            10,
+            100,
+        );
         let (c, cached) = t.select(false, &f, 255, 1400, None);
         assert!(!cached);
         assert_eq!(c.pages[0].len(), 6 + 6 + 2 * 6 + 6);
@@ -521,17 +589,33 @@ mod tests {
         let a: SocketAddr = "10.0.0.1:1".parse().unwrap();
         let v0 = t.version();
         assert_eq!(
-            t.register(a, server("valve"), exp, 10, 100),
+            t.register(a, server("valve"), exp, exp, exp, 10, 100),
             Registered::Added
         );
         let v1 = t.version();
         assert_ne!(v1, v0, "added");
-        t.register(a, server("valve"), exp + Duration::from_secs(1), 10, 100);
+        t.register(
+            a,
+            server("valve"),
+            exp + Duration::from_secs(1),
+            exp + Duration::from_secs(1),
+            exp + Duration::from_secs(1),
+            10,
+            100,
+        );
         assert_eq!(t.version(), v1, "a refresh with the same facts");
-        t.register(a, server("cstrike"), exp, 10, 100);
+        t.register(a, server("cstrike"), exp, exp, exp, 10, 100);
         let v2 = t.version();
         assert_ne!(v2, v1, "facts changed");
-        t.register("10.0.0.1:2".parse().unwrap(), server("valve"), exp, 1, 100);
+        t.register(
+            "10.0.0.1:2".parse().unwrap(),
+            server("valve"),
+            exp,
+            exp,
+            exp,
+            1,
+            100,
+        );
         assert_eq!(t.version(), v2, "refused by the quota");
         t.select(false, &Filter::default(), 255, 1400, None);
         assert_eq!(t.version(), v2, "a scan");
@@ -542,7 +626,7 @@ mod tests {
         assert_eq!(t.expire(exp), 1);
         let v3 = t.version();
         assert_ne!(v3, v2, "expired");
-        t.register(a, server("valve"), exp, 10, 100);
+        t.register(a, server("valve"), exp, exp, exp, 10, 100);
         assert!(t.remove(&a));
         assert_ne!(t.version(), v3, "removed");
     }

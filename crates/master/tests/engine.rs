@@ -945,3 +945,33 @@ fn nat_announces_are_bounded_per_client_and_taken_in_turn() {
     let (_, out) = r.scan(other, "\\clver\\0.21\\nat\\1");
     assert_eq!(out.iter().filter(|t| t.to != other).count(), 4);
 }
+
+#[test]
+fn a_server_keeps_its_registration_time_across_heartbeats_and_a_restart() {
+    let mut r = Rig::new(Config::default());
+    let t0 = r.now;
+    let s = addr("192.0.2.1:1");
+    r.register(s, INFO);
+    r.advance(Duration::from_secs(100));
+    r.register(s, INFO); // a refresh
+    let l = r.e.table().listed().next().unwrap();
+    assert_eq!(l.since, t0);
+    assert_eq!(l.heartbeat, t0 + Duration::from_secs(100));
+    // Saved 20 s later and restored: listed for 120 s, not since the restart.
+    r.advance(Duration::from_secs(20));
+    let saved = r.e.export(r.now);
+    assert_eq!(saved.servers[0].listed_secs, 120);
+    let mut r2 = Rig::new(Config::default());
+    r2.e.import(&saved, r2.now);
+    let l = r2.e.table().listed().next().unwrap();
+    assert_eq!(r2.now.duration_since(l.since), Duration::from_secs(120));
+    assert_eq!(l.heartbeat, r2.now);
+    // A state file written before `listed_secs` existed still loads.
+    let mut old = serde_json::to_value(&saved).unwrap();
+    old["servers"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("listed_secs");
+    let old: master::state::SavedState = serde_json::from_value(old).unwrap();
+    assert_eq!(old.servers[0].listed_secs, 0);
+}
