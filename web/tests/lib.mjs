@@ -107,7 +107,14 @@ export async function watchedPage(browser, viewport = { width: 1280, height: 800
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
   const page = await context.newPage();
   const problems = [];
-  page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()}`); });
+  // /readyz answers 503 while a part is not serving yet: an answer the page shows, not
+  // a failure (Chromium still logs it as a failed resource load).
+  const expected = (status, url) => status === 503 && new URL(url).pathname === '/readyz';
+  page.on('console', (m) => {
+    if (m.type() !== 'error' && m.type() !== 'warning') return;
+    if (/status of 503/.test(m.text()) && expected(503, m.location()?.url ?? 'http://x/')) return;
+    problems.push(`console ${m.type()}: ${m.text()}`);
+  });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('requestfailed', (r) => {
     const f = r.failure()?.errorText ?? '';
@@ -115,7 +122,7 @@ export async function watchedPage(browser, viewport = { width: 1280, height: 800
     if (page.isClosed() || (f === 'net::ERR_ABORTED' && closing.has(page))) return;
     problems.push(`request failed: ${r.method()} ${r.url()} ${f}`);
   });
-  page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`); });
+  page.on('response', (r) => { if (r.status() >= 400 && !expected(r.status(), r.url())) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`); });
   return { page, context, problems, close: async () => { closing.add(page); await context.close(); } };
 }
 const closing = new WeakSet();
