@@ -1,0 +1,310 @@
+// Browser tests of lobby's page against the real binary ($LOBBY_BIN): one `lobby up`
+// (relay, master, directory, DNS, HTTP, a simulated fleet) on loopback port 0, a second
+// `lobby relay` the directory probes, a second `lobby sim` fleet, and pilots flown with
+// `lobby fly`. Debian's chromium, driven by playwright-core. Screenshots go to
+// target/browser/<view>-<desktop|phone>.png at the repository root.
+//
+//   cd web && npm ci && LOBBY_BIN=/abs/path/to/lobby npm test
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { start, stopAll, launch, watchedPage, shotsDir, until } from './lib.mjs';
+import { hoverAt, zoomAt, countText, serverRows, publishedStates, healthLines, mapPoint } from './page.mjs';
+
+const BIN = process.env.LOBBY_BIN;
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+
+let dir, relay2, up, fleet2, browser, base, relayAddr, masterAddr;
+const sims = []; // every simulated server's address
+
+// Pilots flown for the whole run (the screenshots show them); the test flies its own too.
+const BACKGROUND = [
+  { cs: 'WEBJFK', lat: 40.64, lon: -73.78, heading: 45, speed: 300 },
+  { cs: 'WEBSYD', lat: -33.94, lon: 151.18, heading: 200, speed: 250 },
+  { cs: 'WEBNRT', lat: 35.55, lon: 139.78, heading: 300, speed: 450 },
+];
+
+function fly({ cs, lat, lon, heading, speed, alt = 3000 }) {
+  return start(BIN, ['fly', '--relay', relayAddr, '--callsign', cs, '--lat', String(lat), '--lon', String(lon),
+    '--alt-ft', String(alt), '--heading', String(heading), '--speed-kt', String(speed), '--hz', '5'], {
+    ready: (p) => p.lines.some((l) => l.startsWith(`flying ${cs}`)),
+  });
+}
+
+before(async () => {
+  assert.ok(BIN && existsSync(BIN), 'set LOBBY_BIN to the absolute path of the lobby binary');
+  dir = mkdtempSync(join(tmpdir(), 'lobby-web-test-'));
+  // The relay the directory probes and the backbone test stops.
+  relay2 = await start(BIN, ['relay', '--listen', '127.0.0.1:0', '--telnet', 'off'], { expect: 1 });
+  const r2 = relay2.addr('relay', 'udp');
+  const r2port = r2.split(':').pop();
+  const conf = join(dir, 'up.toml');
+  writeFileSync(conf, `[relay]
+name = "lobby"
+listen = ["127.0.0.1:0"]
+telnet = []
+player_expiry = 2
+
+[master]
+listen = ["127.0.0.1:0"]
+
+[http]
+listen = ["127.0.0.1:0"]
+
+[dns]
+listen = ["127.0.0.1:0"]
+zone = "fg.lobby.test"
+
+[directory]
+probe_interval = 0.3
+probe_timeout = 0.2
+fall = 2
+rise = 1
+include_local_relay = true
+
+[[directory.relay]]
+host = "mp2"
+port = ${r2port}
+addresses = ["127.0.0.1"]
+name = "mpserver02"
+location = "Test"
+probe = "${r2}"
+
+[sim]
+count = 3
+gamedir = "valve"
+`);
+  const webAddr = (p) => p.listeners.find((l) => (l.part === 'web' && l.proto === 'http') || (l.part === 'http' && l.proto === 'tcp'));
+  up = await start(BIN, ['up', '--config', conf], {
+    ready: (p) => webAddr(p) && p.listeners.filter((l) => l.part === 'sim').length >= 3 &&
+      ['relay', 'master', 'dns'].every((part) => p.listeners.some((l) => l.part === part)),
+  });
+  base = `http://${webAddr(up).addr}/`;
+  relayAddr = up.addr('relay', 'udp');
+  masterAddr = up.addr('master', 'udp');
+  sims.push(...up.listeners.filter((l) => l.part === 'sim').map((l) => l.addr));
+  fleet2 = await start(BIN, ['sim', '--master', masterAddr, '--count', '2', '--gamedir', 'cstrike', '--seed', '7'], { expect: 2 });
+  sims.push(...fleet2.listeners.filter((l) => l.part === 'sim').map((l) => l.addr));
+  await Promise.all(BACKGROUND.map(fly));
+  browser = await launch();
+});
+
+after(async () => {
+  await browser?.close();
+  await stopAll();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function open(view, viewport = DESKTOP) {
+  const w = await watchedPage(browser, viewport);
+  await w.page.goto(`${base}#${view}`);
+  return w;
+}
+
+async function screenshot(page, name) {
+  await page.screenshot({ path: join(shotsDir(), `${name}.png`) });
+}
+
+async function waitMapReady(page, pilots = BACKGROUND.length) {
+  await until('the stream snapshot', () => page.evaluate(() => window.lobby.snapshots > 0));
+  await until(`${pilots} pilots on the map`, () => page.evaluate((n) => window.lobby.counts().shown >= n, pilots));
+  await until('stream status "live"', async () => (await page.locator('#stream-status').innerText()) === 'live');
+}
+
+test('the page and its files load with no console error and no failed request', async () => {
+  const w = await open('map');
+  const { page, problems } = w;
+  await waitMapReady(page);
+  await page.click('#tab-servers');
+  await page.waitForSelector('#servers tbody tr');
+  await page.click('#tab-backbone');
+  await page.waitForSelector('#health li');
+  await page.waitForSelector('#dns table');
+  await page.click('#tab-map');
+  await page.waitForTimeout(1500); // a couple of stream updates and refreshes
+  for (const f of ['land.json', 'licenses.txt', 'app.css', 'app.js']) {
+    const r = await page.request.get(base + f);
+    assert.equal(r.status(), 200, f);
+  }
+  const licences = await (await page.request.get(base + 'licenses.txt')).text();
+  for (const pkg of ['d3-geo', 'd3-zoom', 'topojson-client', 'world-atlas']) assert.match(licences, new RegExp(`^${pkg} \\d`, 'm'));
+  assert.deepEqual(problems, []);
+  await w.close();
+});
+
+test('pilots the test flies appear where they are, move when they move, and vanish when they leave', async () => {
+  const w = await open('map');
+  const { page, problems } = w;
+  await waitMapReady(page);
+  // One pilot over Keflavik flying east, one over Heathrow flying north.
+  const kef = { cs: 'WEBKEF', lat: 63.985, lon: -22.605, heading: 90, speed: 480 };
+  const lhr = { cs: 'WEBLHR', lat: 51.47, lon: -0.454, heading: 0, speed: 400, alt: 12000 };
+  const fk = await fly(kef);
+  const fl = await fly(lhr);
+  const n = BACKGROUND.length + 2;
+  await until(`"${n} shown / ${n} online"`, async () => (await countText(page)) === `${n} shown / ${n} online`);
+  const first = await page.evaluate(() => window.lobby.pilot('WEBKEF'));
+  assert.ok(Math.abs(first.lat - kef.lat) < 0.05 && Math.abs(first.lon - kef.lon) < 0.05, JSON.stringify(first));
+  assert.ok(Math.abs(first.heading - 90) <= 2, `heading ${first.heading}`);
+
+  // At world scale, hovering each pilot's position shows its callsign, aircraft, altitude.
+  let tip = await hoverAt(page, kef.lon, kef.lat);
+  assert.match(tip, /^WEBKEF\n/);
+  assert.match(tip, /3,0\d\d ft|2,9\d\d ft/);
+  tip = await hoverAt(page, lhr.lon, lhr.lat);
+  assert.match(tip, /^WEBLHR\n/);
+  assert.equal(await hoverAt(page, -150, -40), '', 'nothing over the South Pacific');
+
+  // Zoomed in over Keflavik, the symbol is where the pilot is (within a few hundred metres).
+  await zoomAt(page, kef.lon, kef.lat, 64);
+  const now = await page.evaluate(() => window.lobby.pilot('WEBKEF'));
+  assert.match(await hoverAt(page, now.lon, now.lat), /^WEBKEF\n/);
+  assert.equal(await hoverAt(page, now.lon, now.lat, 0, 30), '', 'nothing 30 px south of it');
+
+  // It moves east: its longitude grows and the tooltip follows the new position.
+  const later = await until('WEBKEF to move east', async () => {
+    const p = await page.evaluate(() => window.lobby.pilot('WEBKEF'));
+    return p && p.lon > now.lon + 0.002 ? p : null;
+  });
+  assert.ok(Math.abs(later.lat - kef.lat) < 0.01, `kept its latitude: ${later.lat}`);
+  assert.match(await hoverAt(page, later.lon, later.lat), /^WEBKEF\n/);
+  assert.ok((await page.evaluate(() => window.lobby.pilot('WEBKEF'))).trail >= 1);
+
+  // A click shows its details, with pitch and roll read from /api/pilots.
+  const p = await mapPoint(page, later.lon, later.lat);
+  await page.mouse.click(p.x, p.y);
+  await until('the details panel', async () => (await page.locator('#details').isVisible()) &&
+    /pitch\s*-?\d+\.\d°/.test(await page.locator('#details').innerText()));
+  const details = await page.locator('#details').innerText();
+  assert.match(details, /WEBKEF/);
+  assert.match(details, /online since/);
+  await page.click('#details-close');
+  assert.equal(await page.locator('#details').isVisible(), false);
+
+  // The filter: only WEBLHR left shown; hovering WEBKEF shows nothing.
+  await page.fill('#pilot-filter', 'weblhr');
+  assert.equal(await countText(page), `1 shown / ${n} online`);
+  const k2 = await page.evaluate(() => window.lobby.pilot('WEBKEF'));
+  assert.equal(await hoverAt(page, k2.lon, k2.lat), '');
+  await page.fill('#pilot-filter', '');
+  assert.equal(await countText(page), `${n} shown / ${n} online`);
+
+  // It leaves: `lobby fly` stopped, the relay expires it (player_expiry 2 s), the map drops it.
+  await fk.stop();
+  await until('WEBKEF to leave the map', async () => (await page.evaluate(() => window.lobby.pilot('WEBKEF'))) === null, 15000);
+  assert.equal(await hoverAt(page, k2.lon, k2.lat), '');
+  await until(`"${n - 1} shown / ${n - 1} online"`, async () => (await countText(page)) === `${n - 1} shown / ${n - 1} online`);
+  await fl.stop();
+  await until('WEBLHR to leave the map', async () => (await page.evaluate(() => window.lobby.pilot('WEBLHR'))) === null, 15000);
+  assert.deepEqual(problems, []);
+  await w.close();
+});
+
+test('the server table lists the simulated fleets, sorts and filters', async () => {
+  const w = await open('servers');
+  await w.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base.replace(/\/$/, '') });
+  const { page, problems } = w;
+  const rows = await until(`${sims.length} server rows`, async () => {
+    const r = await serverRows(page);
+    return r.length === sims.length ? r : null;
+  }, 20000);
+  assert.deepEqual(rows.map((r) => r.address).sort(), sims.slice().sort(), 'every simulated server, by address');
+  assert.equal((await page.locator('#server-count').innerText()).trim(), `${sims.length} shown / ${sims.length} listed`);
+  for (const r of rows) {
+    assert.ok(r.name.length > 0 && r.map.length > 0, JSON.stringify(r));
+    assert.match(r.players, /^\d+\/\d+( \+\d+ bots)?$/);
+    assert.match(r.since, / ago$/);
+    assert.ok(['yes', 'no'].includes(r.nat));
+  }
+  assert.deepEqual(rows.map((r) => r.gamedir).sort(), ['cstrike', 'cstrike', 'valve', 'valve', 'valve']);
+
+  // Sorting: players ascending, then descending; maps alphabetically.
+  const players = (rs) => rs.map((r) => Number(r.players.split('/')[0]));
+  await page.click('#servers th[data-key="players"]');
+  let sorted = players(await serverRows(page));
+  assert.deepEqual(sorted, sorted.slice().sort((a, b) => a - b));
+  assert.equal(await page.getAttribute('#servers th[data-key="players"]', 'aria-sort'), 'ascending');
+  await page.click('#servers th[data-key="players"]');
+  sorted = players(await serverRows(page));
+  assert.deepEqual(sorted, sorted.slice().sort((a, b) => b - a));
+  assert.equal(await page.getAttribute('#servers th[data-key="players"]', 'aria-sort'), 'descending');
+  await page.click('#servers th[data-key="map"]');
+  const maps = (await serverRows(page)).map((r) => r.map);
+  assert.deepEqual(maps, maps.slice().sort((a, b) => a.localeCompare(b, 'en', { numeric: true, sensitivity: 'base' })));
+
+  // Filtering: by game directory, then by text.
+  await page.selectOption('#gamedir', 'cstrike');
+  let shown = await serverRows(page);
+  assert.equal(shown.length, 2);
+  assert.ok(shown.every((r) => r.gamedir === 'cstrike'));
+  await page.selectOption('#gamedir', '');
+  const one = rows[0];
+  await page.fill('#server-filter', one.address);
+  shown = await serverRows(page);
+  assert.deepEqual(shown.map((r) => r.address), [one.address]);
+  await page.fill('#server-filter', 'no such server');
+  assert.equal((await serverRows(page)).length, 0);
+  assert.equal((await page.locator('#server-count').innerText()).trim(), `0 shown / ${sims.length} listed`);
+  await page.fill('#server-filter', '');
+  assert.equal((await serverRows(page)).length, sims.length);
+
+  // The copy button puts the address on the clipboard (or selects it).
+  const copy = page.locator(`#servers tr[data-address="${one.address}"] button.copy`);
+  await copy.click();
+  const label = await until('the copy button to answer', async () => {
+    const t = await copy.innerText();
+    return t !== 'copy' ? t : null;
+  }, 3000, 20);
+  if (label === 'copied') assert.equal(await page.evaluate(() => navigator.clipboard.readText()), one.address);
+  else assert.equal(await page.evaluate(() => String(document.getSelection())), one.address);
+  assert.deepEqual(problems, []);
+  await w.close();
+});
+
+test('the backbone view shows each part healthy and a stopped relay going down', async () => {
+  const w = await open('backbone');
+  const { page, problems } = w;
+  await until('every part ready', async () => {
+    const lines = await healthLines(page);
+    return lines.includes('all parts ready') && ['relay', 'master', 'dns'].every((p) => lines.some((l) => l.startsWith(`${p}: ready`)));
+  }, 15000);
+  await until('mpserver02 up', async () => (await publishedStates(page)).mpserver02 === 'up', 15000);
+  const serial = Number(await page.locator('#dns-serial').innerText());
+  assert.ok(serial > 0);
+  assert.match(await page.locator('#dns').innerText(), /_fgms\._udp\.fg\.lobby\.test\.\s+SRV/);
+  assert.match(await page.locator('#relay').innerText(), /^lobby/);
+  await relay2.stop();
+  await until('mpserver02 down', async () => (await publishedStates(page)).mpserver02 === 'down', 15000);
+  await until('a new SOA serial', async () => Number(await page.locator('#dns-serial').innerText()) > serial, 5000);
+  assert.ok((await healthLines(page)).length >= 3);
+  assert.deepEqual(problems, []);
+  await w.close();
+});
+
+test('screenshots of each view at desktop and phone width', async () => {
+  for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
+    const w = await open('map', viewport);
+    const { page, problems } = w;
+    await waitMapReady(page);
+    // The map fills the width below the toolbar, on a phone too.
+    const box = await page.locator('#map').boundingBox();
+    assert.ok(box.width >= viewport.width - 2 && box.height > viewport.height / 2, JSON.stringify(box));
+    await page.waitForTimeout(300);
+    await screenshot(page, `map-${size}`);
+    await page.click('#tab-servers');
+    await until('server rows', async () => (await serverRows(page)).length === sims.length);
+    // On a phone the table scrolls sideways inside its box; the page itself does not.
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no page-wide horizontal scroll');
+    await screenshot(page, `servers-${size}`);
+    await page.click('#tab-backbone');
+    await until('the backbone', async () => (await healthLines(page)).length > 0 && (await page.locator('#dns table').count()) > 0);
+    await screenshot(page, `backbone-${size}`);
+    assert.deepEqual(problems, []);
+    await w.close();
+  }
+  for (const v of ['map', 'servers', 'backbone']) for (const s of ['desktop', 'phone']) assert.ok(existsSync(join(shotsDir(), `${v}-${s}.png`)), `${v}-${s}.png`);
+});
