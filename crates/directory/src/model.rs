@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::net::{IpAddr, SocketAddr};
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The zone's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +82,8 @@ pub struct TrackedRelay {
     resolve: Option<(Name, u16)>,
     health: Health,
     last_rtt: Option<Duration>,
+    /// When the published state last changed; `None` before the first probe round.
+    since: Option<Instant>,
 }
 
 impl TrackedRelay {
@@ -103,6 +105,12 @@ impl TrackedRelay {
     /// Round trip of the last probe, `None` when it went unanswered.
     pub fn last_rtt(&self) -> Option<Duration> {
         self.last_rtt
+    }
+
+    /// When its published state (up or down) last changed, or was first decided by
+    /// a probe round; `None` before any probe.
+    pub fn since(&self) -> Option<Instant> {
+        self.since
     }
 }
 
@@ -193,6 +201,7 @@ fn tracked(
         resolve: resolve_host,
         health: health.clone(),
         last_rtt: None,
+        since: None,
     })
 }
 
@@ -314,10 +323,11 @@ impl Directory {
 
     /// Records a round of probes (`(index, round trip or None)`). When any relay's
     /// published state changed, the serial is bumped and the new records returned;
-    /// otherwise `None`. Unknown indexes are ignored.
+    /// otherwise `None`. Unknown indexes are ignored. `now` is when the round ended.
     pub fn record_probes(
         &mut self,
         outcomes: impl IntoIterator<Item = (usize, Option<Duration>)>,
+        now: Instant,
     ) -> Result<Option<ZoneUpdate>, Error> {
         let owned_before = self.owned_records()?;
         let mut transitions = Vec::new();
@@ -329,7 +339,11 @@ impl Directory {
             if rtt.is_none() {
                 self.stats.count(Counter::ProbeFailed);
             }
-            if t.health.record(rtt.is_some()) {
+            let changed = t.health.record(rtt.is_some());
+            if changed || t.since.is_none() {
+                t.since = Some(now);
+            }
+            if changed {
                 t.relay.up = t.health.is_up();
                 transitions.push(Transition {
                     host: t.relay.host.clone(),
@@ -484,17 +498,33 @@ mod tests {
         assert_eq!(srv_ports(&d.records().unwrap()), vec![0, 0]);
         assert!(!d.mpservers_xml().contains("true"));
         let ok = Some(Duration::from_millis(3));
+        assert_eq!(d.relays()[0].since(), None);
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
         // Both answer: the first good probe publishes the real port.
-        let first = d.record_probes([(0, ok), (1, ok)]).unwrap().unwrap();
+        let first = d.record_probes([(0, ok), (1, ok)], at(0)).unwrap().unwrap();
+        assert_eq!(d.relays()[1].since(), Some(at(0)));
         assert_eq!(first.serial, 8);
         assert_eq!(first.transitions.len(), 2);
         assert_eq!(srv_ports(&first.owned_before), vec![0, 0]);
         assert_eq!(srv_ports(&first.records), vec![5000, 5000]);
-        assert_eq!(d.record_probes([(0, ok), (1, ok)]).unwrap(), None);
+        assert_eq!(
+            d.record_probes([(0, ok), (1, ok)], Instant::now()).unwrap(),
+            None
+        );
         assert_eq!(d.serial(), 8);
         // mp2 misses one probe: fall is 2, still up.
-        assert_eq!(d.record_probes([(0, ok), (1, None)]).unwrap(), None);
-        let down = d.record_probes([(0, ok), (1, None)]).unwrap().unwrap();
+        assert_eq!(
+            d.record_probes([(0, ok), (1, None)], Instant::now())
+                .unwrap(),
+            None
+        );
+        let down = d
+            .record_probes([(0, ok), (1, None)], at(9))
+            .unwrap()
+            .unwrap();
+        assert_eq!(d.relays()[0].since(), Some(at(0)), "mp1 stayed up");
+        assert_eq!(d.relays()[1].since(), Some(at(9)), "mp2 went down at 9 s");
         assert_eq!(down.serial, 9);
         assert_eq!(d.serial(), 9);
         assert_eq!(
@@ -513,8 +543,11 @@ mod tests {
             .contains("<online type=\"bool\">false</online>"));
         assert_eq!(d.relays()[1].last_rtt(), None);
         // Back after rise = 2 successes.
-        assert_eq!(d.record_probes([(1, ok)]).unwrap(), None);
-        let up = d.record_probes([(1, ok), (9, None)]).unwrap().unwrap();
+        assert_eq!(d.record_probes([(1, ok)], Instant::now()).unwrap(), None);
+        let up = d
+            .record_probes([(1, ok), (9, None)], Instant::now())
+            .unwrap()
+            .unwrap();
         assert_eq!(up.serial, 10);
         assert!(up.transitions[0].up);
         assert_eq!(srv_ports(&up.records), vec![5000, 5000]);

@@ -955,7 +955,7 @@ impl DnsServer {
         let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
         let (stats, origin, records, serial, owned) = {
             let mut d = crate::lifecycle::lock(&directory);
-            if let Ok(Some(u)) = d.record_probes(outcomes) {
+            if let Ok(Some(u)) = d.record_probes(outcomes, std::time::Instant::now()) {
                 for t in &u.transitions {
                     tracing::info!(relay = %t.host, up = t.up, "relay answered the first probe");
                 }
@@ -1095,7 +1095,10 @@ async fn probe_loop(
         let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
         let (update, origin) = {
             let mut d = crate::lifecycle::lock(&directory);
-            (d.record_probes(outcomes), d.origin().clone())
+            (
+                d.record_probes(outcomes, std::time::Instant::now()),
+                d.origin().clone(),
+            )
         };
         match update {
             Ok(Some(u)) => publish(u, &origin, &zone, &owned).await,
