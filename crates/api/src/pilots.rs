@@ -1,0 +1,173 @@
+//! `GET /api/pilots`: every pilot the relay knows, with its attitude and speed.
+
+use crate::{round, Clock};
+use fgmp::attitude;
+use relay::PilotView;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+
+/// One pilot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Pilot {
+    /// Callsign, as FlightGear sends it.
+    pub callsign: String,
+    /// Model path, as sent (`Aircraft/c172p/Models/c172p.xml`).
+    pub model: String,
+    /// The model's file name without `.xml` (`c172p`), as fgms's tracker reports it.
+    pub aircraft: String,
+    /// Geodetic latitude, degrees north.
+    pub lat: f64,
+    /// Longitude, degrees east.
+    pub lon: f64,
+    /// Altitude above the WGS84 ellipsoid, feet.
+    pub alt_ft: f64,
+    /// True heading, degrees, `0 <= heading < 360`.
+    pub heading: f64,
+    /// Pitch, degrees, nose up positive.
+    pub pitch: f64,
+    /// Roll, degrees, right wing down positive.
+    pub roll: f64,
+    /// Horizontal speed over the ground, knots.
+    pub ground_speed_kt: f64,
+    /// Whether its client talks to this relay.
+    pub local: bool,
+    /// For a remote pilot, the relay it was learned from (its label, or the sender's
+    /// IP for a whitelisted source); `null` for a local pilot.
+    pub relay: Option<String>,
+    /// When it joined, Unix seconds.
+    pub online_since: u64,
+    /// When its last datagram arrived, Unix seconds.
+    pub last_seen: u64,
+}
+
+/// The body of `GET /api/pilots`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct PilotsBody {
+    /// When the snapshot was taken, Unix seconds.
+    pub generated_at: u64,
+    /// Pilots known (observers excluded), before any filter.
+    pub online: usize,
+    /// The pilots the filters kept, by `online_since` then callsign.
+    pub pilots: Vec<Pilot>,
+}
+
+const FEET_PER_METRE: f64 = 1.0 / 0.3048;
+
+/// The model path's file name without `.xml`.
+pub fn aircraft(model: &str) -> &str {
+    let base = model.rsplit('/').next().unwrap_or(model);
+    base.strip_suffix(".xml").unwrap_or(base)
+}
+
+/// The API form of one pilot view.
+pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
+    let g = fgmp::geo::from_ecef(v.position);
+    let a = attitude::attitude(v.position, v.orientation);
+    let kt = attitude::ground_speed_kt(v.position, v.orientation, v.velocity);
+    let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+    Pilot {
+        callsign: String::from_utf8_lossy(v.callsign.as_bytes()).into_owned(),
+        aircraft: aircraft(&v.model).to_string(),
+        model: v.model.clone(),
+        lat: round(finite(g.lat_deg), 6),
+        lon: round(finite(g.lon_deg), 6),
+        alt_ft: round(finite(g.alt_m * FEET_PER_METRE), 1),
+        // Rounding 359.96 to one decimal gives 360.0: keep heading below 360.
+        heading: round(a.heading_deg, 1) % 360.0,
+        pitch: round(a.pitch_deg, 1),
+        roll: round(a.roll_deg, 1),
+        ground_speed_kt: round(finite(kt), 1),
+        local: v.local,
+        relay: (!v.local).then(|| v.origin.clone()),
+        online_since: clock.unix_secs_ago(v.online_for),
+        last_seen: clock.unix_secs_ago(v.silent_for),
+    }
+}
+
+/// Every non-observer pilot of `views`, in their order (the engine's: join time).
+pub fn pilots(views: &[PilotView], clock: &Clock) -> Vec<Pilot> {
+    views
+        .iter()
+        .filter(|v| !v.callsign.is_observer())
+        .map(|v| pilot(v, clock))
+        .collect()
+}
+
+/// The query of `GET /api/pilots`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PilotFilter {
+    /// Only this callsign.
+    pub callsign: Option<String>,
+    /// Only pilots within `.2` nautical miles of (`.0` lat, `.1` lon).
+    pub near: Option<(f64, f64, f64)>,
+}
+
+const EARTH_RADIUS_NM: f64 = 3440.065;
+
+/// Great-circle distance in nautical miles (haversine, mean Earth radius).
+pub fn great_circle_nm(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
+    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
+    let dp = p2 - p1;
+    let dl = (lon2 - lon1).to_radians();
+    let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
+    2.0 * EARTH_RADIUS_NM * h.sqrt().min(1.0).asin()
+}
+
+impl PilotFilter {
+    /// Parses the query parameters; an unknown key or a bad value is an error
+    /// naming it.
+    pub fn parse(q: &BTreeMap<String, String>) -> Result<PilotFilter, String> {
+        let mut f = PilotFilter::default();
+        for (k, v) in q {
+            match k.as_str() {
+                "callsign" => f.callsign = Some(v.clone()),
+                "near" => {
+                    let parts: Vec<&str> = v.split(',').collect();
+                    let nums: Option<Vec<f64>> = parts
+                        .iter()
+                        .map(|p| p.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
+                        .collect();
+                    match nums.as_deref() {
+                        Some(&[lat, lon, nm])
+                            if (-90.0..=90.0).contains(&lat)
+                                && (-180.0..=180.0).contains(&lon)
+                                && nm >= 0.0 =>
+                        {
+                            f.near = Some((lat, lon, nm))
+                        }
+                        _ => {
+                            return Err(format!(
+                                "near: expected lat,lon,nm (-90..90, -180..180, nm >= 0), got {v:?}"
+                            ))
+                        }
+                    }
+                }
+                other => {
+                    return Err(format!(
+                        "unknown parameter {other:?} (known: callsign, near)"
+                    ))
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    /// Whether `p` passes.
+    pub fn keeps(&self, p: &Pilot) -> bool {
+        if self.callsign.as_ref().is_some_and(|c| *c != p.callsign) {
+            return false;
+        }
+        if let Some((lat, lon, nm)) = self.near {
+            if great_circle_nm(lat, lon, p.lat, p.lon) > nm {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Whether it keeps everything.
+    pub fn is_empty(&self) -> bool {
+        self.callsign.is_none() && self.near.is_none()
+    }
+}

@@ -1,0 +1,141 @@
+//! `GET /api/servers`: the master's live Xash3D servers.
+
+use crate::{parse_bool, Clock};
+use master::table::Listed;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use utoipa::ToSchema;
+use xash::filter::flags;
+use xash::master::{Os, ServerType};
+
+/// One listed server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ServerEntry {
+    /// `ip:port`, IPv6 bracketed.
+    pub address: String,
+    /// Game directory (`valve`, `cstrike`, ...).
+    pub gamedir: String,
+    /// Map.
+    pub map: String,
+    /// Players, bots not counted.
+    pub players: u8,
+    /// Maximum players.
+    pub max: u8,
+    /// Bots.
+    pub bots: u8,
+    /// Whether joining needs a password.
+    pub password: bool,
+    /// Dedicated server (not a listen server or a proxy).
+    pub dedicated: bool,
+    /// `linux`, `windows`, `macos` or `unknown`.
+    pub os: String,
+    /// Behind NAT (clients reach it through the master's NAT announce).
+    pub nat: bool,
+    /// Engine version, `major.minor[.patch]`.
+    pub version: String,
+    /// Protocol.
+    pub protocol: u8,
+    /// Region code (255: the world).
+    pub region: u8,
+    /// When the master first listed it, Unix seconds.
+    pub registered_since: u64,
+    /// When its last heartbeat was accepted, Unix seconds.
+    pub last_heartbeat: u64,
+}
+
+/// The body of `GET /api/servers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct ServersBody {
+    /// When the snapshot was taken, Unix seconds.
+    pub generated_at: u64,
+    /// Servers listed, before any filter.
+    pub total: usize,
+    /// The servers the filters kept, by address.
+    pub servers: Vec<ServerEntry>,
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The API form of one table entry.
+pub fn entry(l: &Listed<'_>, clock: &Clock) -> ServerEntry {
+    let s = l.server;
+    ServerEntry {
+        address: l.addr.to_string(),
+        gamedir: text(&s.gamedir),
+        map: text(&s.map),
+        players: s.players,
+        max: s.max,
+        bots: s.bots,
+        password: s.flags & flags::PASSWORD != 0,
+        dedicated: s.server_type == ServerType::Dedicated,
+        os: match s.os {
+            Os::Linux => "linux",
+            Os::Windows => "windows",
+            Os::Mac => "macos",
+            Os::Unknown => "unknown",
+        }
+        .to_string(),
+        nat: s.nat(),
+        version: s.version.to_string(),
+        protocol: s.protocol,
+        region: s.region,
+        registered_since: clock.unix_secs(l.since),
+        last_heartbeat: clock.unix_secs(l.heartbeat),
+    }
+}
+
+/// The query of `GET /api/servers` (the master's filter keys).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerFilter {
+    /// Game directory, exact.
+    pub gamedir: Option<String>,
+    /// Map, exact.
+    pub map: Option<String>,
+    /// Behind NAT or not.
+    pub nat: Option<bool>,
+    /// Full (`players >= max`) or not.
+    pub full: Option<bool>,
+    /// Empty (`players == 0`) or not.
+    pub empty: Option<bool>,
+    /// Password or not.
+    pub password: Option<bool>,
+    /// Dedicated or not.
+    pub dedicated: Option<bool>,
+}
+
+impl ServerFilter {
+    /// Parses the query parameters; an unknown key or a bad value is an error
+    /// naming it.
+    pub fn parse(q: &BTreeMap<String, String>) -> Result<ServerFilter, String> {
+        let mut f = ServerFilter::default();
+        for (k, v) in q {
+            match k.as_str() {
+                "gamedir" => f.gamedir = Some(v.clone()),
+                "map" => f.map = Some(v.clone()),
+                "nat" => f.nat = Some(parse_bool(k, v)?),
+                "full" => f.full = Some(parse_bool(k, v)?),
+                "empty" => f.empty = Some(parse_bool(k, v)?),
+                "password" => f.password = Some(parse_bool(k, v)?),
+                "dedicated" => f.dedicated = Some(parse_bool(k, v)?),
+                other => return Err(format!(
+                    "unknown parameter {other:?} (known: gamedir, map, nat, full, empty, password, dedicated)"
+                )),
+            }
+        }
+        Ok(f)
+    }
+
+    /// Whether `s` passes.
+    pub fn keeps(&self, s: &ServerEntry) -> bool {
+        let is = |want: Option<bool>, have: bool| want.is_none_or(|w| w == have);
+        self.gamedir.as_ref().is_none_or(|g| *g == s.gamedir)
+            && self.map.as_ref().is_none_or(|m| *m == s.map)
+            && is(self.nat, s.nat)
+            && is(self.full, s.players >= s.max)
+            && is(self.empty, s.players == 0)
+            && is(self.password, s.password)
+            && is(self.dedicated, s.dedicated)
+    }
+}

@@ -1,0 +1,342 @@
+//! The API bodies built from real engines fed real FlightGear datagrams.
+
+use api::pilots::{self, PilotFilter, PilotsBody};
+use api::servers::{ServerEntry, ServerFilter};
+use api::stream::{Moved, Sent};
+use api::Clock;
+use relay::{Config, Engine, Outbox, Stats};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn capture(rel: &str) -> Vec<u8> {
+    let p = format!("{}/../../testdata/fg/{rel}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+/// The first datagram of the `.lpf` capture (TEST1 at BIKF, 3000 ft, heading 280).
+fn first_datagram() -> Vec<u8> {
+    let b = capture("c172p_TEST1_400.lpf");
+    let n = u32::from_be_bytes(b[0..4].try_into().unwrap()) as usize;
+    b[4..4 + n].to_vec()
+}
+
+fn clock(t0: Instant) -> Clock {
+    Clock {
+        mono: t0,
+        unix: Duration::from_secs(1_796_155_200),
+    }
+}
+
+fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_real_datagram_becomes_the_pilot_flightgear_flew() {
+    let t0 = Instant::now();
+    let mut e = Engine::new(Config::default(), Arc::new(Stats::default()));
+    let from = "127.0.0.1:21002".parse().unwrap();
+    e.handle(&first_datagram(), from, t0, &mut Outbox::new());
+    let later = t0 + Duration::from_secs(30);
+    let views = e.pilots(later);
+    let p = pilots::pilots(&views, &clock(later));
+    assert_eq!(p.len(), 1);
+    let p = &p[0];
+    assert_eq!(p.callsign, "TEST1");
+    assert_eq!(p.model, "Aircraft/c172p/Models/c172p.xml");
+    assert_eq!(p.aircraft, "c172p");
+    // The capture's README: started in the air near BIKF at 3000 ft, heading 280.
+    assert!((p.lat - 63.983133).abs() < 1e-5, "{}", p.lat);
+    assert!((p.lon - -22.59145).abs() < 1e-5, "{}", p.lon);
+    assert_eq!(p.alt_ft, 3000.0);
+    assert_eq!(p.heading, 280.0);
+    assert_eq!(p.pitch, 0.4);
+    assert_eq!(p.roll, 0.0);
+    assert_eq!(p.ground_speed_kt, 0.0, "datagram 1 has no velocity yet");
+    assert!(p.local);
+    assert_eq!(p.relay, None);
+    assert_eq!(p.online_since, 1_796_155_200 - 30);
+    assert_eq!(p.last_seen, 1_796_155_200 - 30);
+}
+
+#[test]
+fn the_pilot_fields_are_the_documented_ones() {
+    let t0 = Instant::now();
+    let mut e = Engine::new(Config::default(), Arc::new(Stats::default()));
+    e.handle(
+        &first_datagram(),
+        "127.0.0.1:21002".parse().unwrap(),
+        t0,
+        &mut Outbox::new(),
+    );
+    let body = PilotsBody {
+        generated_at: 1,
+        online: 1,
+        pilots: pilots::pilots(&e.pilots(t0), &clock(t0)),
+    };
+    let v = serde_json::to_value(&body).unwrap();
+    let keys = |o: &serde_json::Value| {
+        let mut k: Vec<String> = o.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&v), ["generated_at", "online", "pilots"]);
+    assert_eq!(
+        keys(&v["pilots"][0]),
+        [
+            "aircraft",
+            "alt_ft",
+            "callsign",
+            "ground_speed_kt",
+            "heading",
+            "last_seen",
+            "lat",
+            "local",
+            "lon",
+            "model",
+            "online_since",
+            "pitch",
+            "relay",
+            "roll"
+        ]
+    );
+    assert!(
+        v["pilots"][0]["relay"].is_null(),
+        "unknown is null, never left out"
+    );
+}
+
+#[test]
+fn the_aircraft_is_the_models_file_name() {
+    assert_eq!(pilots::aircraft("Aircraft/c172p/Models/c172p.xml"), "c172p");
+    assert_eq!(pilots::aircraft("ufo"), "ufo");
+    assert_eq!(pilots::aircraft("a/b/"), "");
+}
+
+fn pilot(cs: &str, lat: f64, lon: f64) -> pilots::Pilot {
+    pilots::Pilot {
+        callsign: cs.into(),
+        model: "Aircraft/c172p/Models/c172p.xml".into(),
+        aircraft: "c172p".into(),
+        lat,
+        lon,
+        alt_ft: 3000.0,
+        heading: 280.0,
+        pitch: 0.0,
+        roll: 0.0,
+        ground_speed_kt: 100.0,
+        local: true,
+        relay: None,
+        online_since: 0,
+        last_seen: 0,
+    }
+}
+
+#[test]
+fn pilot_filters_parse_strictly_and_select() {
+    assert_eq!(PilotFilter::parse(&q(&[])).unwrap(), PilotFilter::default());
+    let f = PilotFilter::parse(&q(&[("near", "64.0,-22.6,10")])).unwrap();
+    assert_eq!(f.near, Some((64.0, -22.6, 10.0)));
+    // 0.1 degree of latitude is 6 nm.
+    assert!(f.keeps(&pilot("A", 64.1, -22.6)));
+    assert!(!f.keeps(&pilot("B", 64.2, -22.6)));
+    for bad in ["1,2", "x,1,2", "91,0,1", "0,181,1", "0,0,-1", "0,0,inf"] {
+        let e = PilotFilter::parse(&q(&[("near", bad)])).unwrap_err();
+        assert!(e.starts_with("near:"), "{e}");
+    }
+    let e = PilotFilter::parse(&q(&[("callsgn", "A")])).unwrap_err();
+    assert!(e.contains("\"callsgn\""), "{e}");
+    let f = PilotFilter::parse(&q(&[("callsign", "A")])).unwrap();
+    assert!(f.keeps(&pilot("A", 0.0, 0.0)) && !f.keeps(&pilot("AB", 0.0, 0.0)));
+}
+
+#[test]
+fn great_circle_distances() {
+    // One degree of latitude: 60 nm (to the mean radius's precision).
+    assert!((pilots::great_circle_nm(0.0, 0.0, 1.0, 0.0) - 60.04).abs() < 0.05);
+    // Half way round the Earth.
+    let half = pilots::great_circle_nm(0.0, 0.0, 0.0, 180.0);
+    assert!((half - 10_807.4).abs() < 1.0, "{half}");
+    assert_eq!(pilots::great_circle_nm(10.0, 20.0, 10.0, 20.0), 0.0);
+}
+
+#[test]
+fn a_stream_update_has_joins_moves_and_leaves() {
+    let a = pilot("ALPHA", 64.0, -22.0);
+    let b = pilot("BRAVO", 50.0, 8.0);
+    let s0 = Sent::default();
+    let (u, s1) = s0.diff(&[a.clone(), b.clone()], 10);
+    assert_eq!(u.joined, vec![a.clone(), b.clone()]);
+    assert!(u.moved.is_empty() && u.left.is_empty());
+    assert_eq!(u.online, 2);
+    // Nothing changed.
+    let (u, s1) = s1.diff(&[a.clone(), b.clone()], 11);
+    assert!(u.is_empty());
+    // A move smaller than the compact form's precision is not a move.
+    let mut a2 = a.clone();
+    a2.lat += 1e-7;
+    let (u, _) = s1.diff(&[a2, b.clone()], 12);
+    assert!(u.is_empty());
+    // ALPHA moves, BRAVO leaves, CHARLIE joins.
+    let mut a3 = a.clone();
+    a3.lat = 64.01;
+    a3.heading = 359.6;
+    let c = pilot("CHARLIE", 0.0, 0.0);
+    let (u, s2) = s1.diff(&[a3.clone(), c.clone()], 13);
+    assert_eq!(
+        u.moved,
+        vec![Moved("ALPHA".into(), 64.01, -22.0, 3000, 0, 100)]
+    );
+    assert_eq!(u.left, vec!["BRAVO"]);
+    assert_eq!(u.joined, vec![c.clone()]);
+    assert_eq!(
+        serde_json::to_string(&u.moved[0]).unwrap(),
+        r#"["ALPHA",64.01,-22.0,3000,0,100]"#
+    );
+    // A model change is a leave and a join of the new aircraft.
+    let mut c2 = c.clone();
+    c2.model = "Aircraft/ufo/Models/ufo.xml".into();
+    let (u, _) = s2.diff(&[a3, c2.clone()], 14);
+    assert_eq!(u.left, vec!["CHARLIE"]);
+    assert_eq!(u.joined, vec![c2]);
+    assert!(u.moved.is_empty());
+}
+
+fn server(gamedir: &str, players: u8, max: u8, nat: bool) -> ServerEntry {
+    ServerEntry {
+        address: "192.0.2.1:27015".into(),
+        gamedir: gamedir.into(),
+        map: "crossfire".into(),
+        players,
+        max,
+        bots: 0,
+        password: false,
+        dedicated: true,
+        os: "linux".into(),
+        nat,
+        version: "0.21".into(),
+        protocol: 49,
+        region: 255,
+        registered_since: 0,
+        last_heartbeat: 0,
+    }
+}
+
+#[test]
+fn server_filters_follow_the_masters_keys() {
+    let f = ServerFilter::parse(&q(&[("gamedir", "valve"), ("full", "0"), ("nat", "1")])).unwrap();
+    assert!(f.keeps(&server("valve", 3, 16, true)));
+    assert!(!f.keeps(&server("valve", 16, 16, true)), "full");
+    assert!(!f.keeps(&server("valve", 3, 16, false)), "not behind NAT");
+    assert!(!f.keeps(&server("cstrike", 3, 16, true)));
+    let f = ServerFilter::parse(&q(&[("empty", "1")])).unwrap();
+    assert!(f.keeps(&server("valve", 0, 16, false)));
+    assert!(!f.keeps(&server("valve", 1, 16, false)));
+    let e = ServerFilter::parse(&q(&[("nat", "yes")])).unwrap_err();
+    assert!(e.starts_with("nat:"), "{e}");
+    let e = ServerFilter::parse(&q(&[("players", "1")])).unwrap_err();
+    assert!(e.contains("\"players\""), "{e}");
+}
+
+#[test]
+fn a_master_table_entry_becomes_a_server() {
+    use master::table::{Server, Table};
+    use xash::master::{Os, ServerType};
+    let t0 = Instant::now();
+    let mut t = Table::new();
+    let s = Server {
+        protocol: 49,
+        players: 3,
+        max: 16,
+        bots: 1,
+        gamedir: b"valve"[..].into(),
+        map: b"crossfire"[..].into(),
+        server_type: ServerType::Dedicated,
+        os: Os::Windows,
+        version: xash::filter::Version::new(0, 21, 0),
+        region: 255,
+        flags: xash::filter::flags::PASSWORD | xash::filter::flags::NAT,
+    };
+    let addr = "[2001:db8::7]:27015".parse().unwrap();
+    let later = t0 + Duration::from_secs(100);
+    t.register(addr, s, later, t0, later + Duration::from_secs(300), 10, 10);
+    let l = t.listed().next().unwrap();
+    let e = api::servers::entry(&l, &clock(later));
+    assert_eq!(e.address, "[2001:db8::7]:27015");
+    assert_eq!((e.players, e.max, e.bots), (3, 16, 1));
+    assert!(e.password && e.nat && e.dedicated);
+    assert_eq!(e.os, "windows");
+    assert_eq!(e.version, "0.21");
+    assert_eq!(e.registered_since, 1_796_155_200 - 100);
+    assert_eq!(e.last_heartbeat, 1_796_155_200);
+}
+
+#[test]
+fn clock_readings_turn_instants_into_unix_seconds() {
+    let t0 = Instant::now() + Duration::from_secs(1000);
+    let c = clock(t0);
+    assert_eq!(c.unix_secs(t0), 1_796_155_200);
+    assert_eq!(c.unix_secs(t0 + Duration::from_secs(5)), 1_796_155_205);
+    assert_eq!(c.unix_secs(t0 - Duration::from_secs(5)), 1_796_155_195);
+    assert_eq!(c.unix_secs_ago(Duration::from_secs(60)), 1_796_155_140);
+}
+
+mod replay {
+    use super::pilot;
+    use api::stream::{Moved, Sent};
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// What a page holds: callsign -> (model, compact position), built only from events.
+    fn apply(state: &mut BTreeMap<String, (String, Moved)>, u: &api::stream::Update) {
+        for c in &u.left {
+            state.remove(c);
+        }
+        for p in &u.joined {
+            state.insert(p.callsign.clone(), (p.model.clone(), Moved::of(p)));
+        }
+        for m in &u.moved {
+            let e = state.get_mut(&m.0).expect("moved pilot is known");
+            e.1 = m.clone();
+        }
+    }
+
+    fn snapshot() -> impl Strategy<Value = Vec<api::pilots::Pilot>> {
+        proptest::collection::btree_map(0u8..12, (-80.0f64..80.0, -179.0f64..179.0, 0u8..2), 0..10)
+            .prop_map(|m| {
+                m.into_iter()
+                    .map(|(cs, (lat, lon, model))| {
+                        let mut p = pilot(&format!("P{cs}"), lat, lon);
+                        if model == 1 {
+                            p.model = "Aircraft/ufo/Models/ufo.xml".into();
+                        }
+                        p
+                    })
+                    .collect()
+            })
+    }
+
+    proptest! {
+        /// A client that applies every update in turn holds exactly the last snapshot.
+        #[test]
+        fn updates_replayed_give_the_latest_snapshot(snaps in proptest::collection::vec(snapshot(), 1..8)) {
+            let mut sent = Sent::default();
+            let mut page = BTreeMap::new();
+            for (i, s) in snaps.iter().enumerate() {
+                let (u, next) = sent.diff(s, i as u64);
+                prop_assert_eq!(u.online, s.len());
+                apply(&mut page, &u);
+                sent = next;
+                let want: BTreeMap<String, (String, Moved)> = s
+                    .iter()
+                    .map(|p| (p.callsign.clone(), (p.model.clone(), Moved::of(p))))
+                    .collect();
+                prop_assert_eq!(&page, &want);
+            }
+        }
+    }
+}
