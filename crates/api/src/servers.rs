@@ -23,7 +23,8 @@ pub struct ServerEntry {
     pub max: u8,
     /// Bots.
     pub bots: u8,
-    /// Whether joining needs a password.
+    /// Whether joining needs a password (the heartbeat's `password` key read the way
+    /// FWGS sends it since 2025-10: `0` when a password is set).
     pub password: bool,
     /// Dedicated server (not a listen server or a proxy).
     pub dedicated: bool,
@@ -68,7 +69,9 @@ pub fn entry(l: &Listed<'_>, clock: &Clock) -> ServerEntry {
         players: s.players,
         max: s.max,
         bots: s.bots,
-        password: s.flags & flags::PASSWORD != 0,
+        // The engine sends the `password` key inverted since 2025-10 ("0" when a
+        // password is set; testdata notes): the listed flag is the key as sent.
+        password: s.flags & flags::PASSWORD == 0,
         dedicated: s.server_type == ServerType::Dedicated,
         os: match s.os {
             Os::Linux => "linux",

@@ -259,7 +259,8 @@ fn a_master_table_entry_becomes_a_server() {
         os: Os::Windows,
         version: xash::filter::Version::new(0, 21, 0),
         region: 255,
-        flags: xash::filter::flags::PASSWORD | xash::filter::flags::NAT,
+        // The key FWGS sends is inverted: "password\\0" (flag clear) means it has one.
+        flags: xash::filter::flags::NAT,
     };
     let addr = "[2001:db8::7]:27015".parse().unwrap();
     let later = t0 + Duration::from_secs(100);

@@ -256,6 +256,9 @@ pub struct HttpSection {
     pub max_header_bytes: usize,
     /// Largest request body, bytes (then 413).
     pub max_request_bytes: usize,
+    /// `/api/pilots/stream` connections open at once (then 503); each also counts
+    /// against `max_connections`.
+    pub max_streams: usize,
 }
 
 impl Default for HttpSection {
@@ -271,6 +274,7 @@ impl Default for HttpSection {
             connection_timeout: d.connection_timeout.as_secs_f64(),
             max_header_bytes: d.max_header_bytes,
             max_request_bytes: d.max_request_bytes,
+            max_streams: d.max_streams,
         }
     }
 }
@@ -288,6 +292,7 @@ impl HttpSection {
             ("max_connections", self.max_connections, 1),
             ("max_connections_per_ip", self.max_connections_per_ip, 1),
             ("max_header_bytes", self.max_header_bytes, 256),
+            ("max_streams", self.max_streams, 1),
         ] {
             if v < min {
                 bail!("http.{key} must be at least {min}, got {v}");
@@ -308,6 +313,7 @@ impl HttpSection {
             connection_timeout: secs(self.connection_timeout, "connection_timeout")?,
             max_header_bytes: self.max_header_bytes,
             max_request_bytes: self.max_request_bytes,
+            max_streams: self.max_streams,
         })
     }
 }

@@ -353,6 +353,7 @@ fn sigkill_during_saves_always_restarts_with_a_valid_list() {
         .map(|i| SavedServer {
             addr: SocketAddr::from(([10, 9, (i / 200) as u8, (i % 200) as u8 + 1], 27015)),
             ttl_secs: 900,
+            listed_secs: 0,
             protocol: 49,
             players: 1,
             max: 16,

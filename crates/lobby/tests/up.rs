@@ -21,6 +21,11 @@ fn up_starts_every_part_and_says_where_it_listens() {
     assert_eq!(up.addrs("master", "udp").len(), 2);
     assert!(up.addrs("master", "udp").iter().any(|a| a.is_ipv6()));
     let http = up.addr("http", "tcp");
+    assert_eq!(
+        up.addr("web", "http"),
+        http,
+        "the page is served by the HTTP listener"
+    );
     assert!(http_get(http, "/stats").1.contains("\"master\""));
     let udp = up.addrs("relay", "udp");
     assert!(

@@ -334,6 +334,7 @@ impl Backbone {
         let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
         let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;
         let sup = Supervisor::new();
+        let ready = crate::parts::api::Readiness::default();
         let relay = match relay_cfg {
             Some(cfg) => Some(start_relay(&sup, f, cfg).await?),
             None => None,
@@ -354,6 +355,19 @@ impl Backbone {
             ),
             false => None,
         };
+        for (part, on) in [
+            ("relay", relay.is_some()),
+            ("master", master.is_some()),
+            ("dns", dns.is_some()),
+        ] {
+            if on {
+                ready.set(part, Ok(())); // bound, and (dns) probed once
+            }
+        }
+        let sim_wanted = master.is_some() && parts.sim && f.sim.count > 0;
+        if sim_wanted {
+            ready.set("sim", Err("starting".into()));
+        }
         let http_addrs = f.http.listen_addrs()?;
         let http_limits = f.http.limits()?;
         let http = if parts.http && !http_addrs.is_empty() {
@@ -362,13 +376,21 @@ impl Backbone {
                 relay: relay.as_ref().map(|r| r.engine().clone()),
                 directory: dns.as_ref().map(|d| d.directory.clone()),
                 restarts: Some(sup.restart_counts()),
+                peers: relay.as_ref().map(|r| r.peers().clone()),
+                ready: ready.clone(),
             };
-            Some(HttpServer::start(&sup, &http_addrs, http_limits, sources).await?)
+            let h = HttpServer::start(&sup, &http_addrs, http_limits, sources).await?;
+            ready.set("http", Ok(()));
+            Some(h)
         } else {
             None
         };
-        let sim = match (&master, parts.sim && f.sim.count > 0) {
-            (Some(m), true) => Some(start_sim(&sup, f, m).await?),
+        let sim = match (&master, sim_wanted) {
+            (Some(m), true) => {
+                let fleet = start_sim(&sup, f, m).await?;
+                ready.set("sim", Ok(()));
+                Some(fleet)
+            }
             _ => None,
         };
         tracing::info!(

@@ -55,6 +55,27 @@ pub struct Sources {
     pub directory: Option<Arc<Mutex<directory::Directory>>>,
     /// Worker restarts per part (see `lifecycle`).
     pub restarts: Option<crate::lifecycle::RestartCounts>,
+    /// The relay's configured peer names and their addresses.
+    pub peers: Option<Arc<Mutex<crate::parts::peers::PeerState>>>,
+    /// Each part's readiness (`/readyz`).
+    pub ready: crate::parts::api::Readiness,
+}
+
+/// Put in every request's extensions: a handler that answers with a long-lived
+/// stream marks its connection, whose idle read timer and total lifetime then no
+/// longer apply (the write timeout still does: a client that stops reading is cut).
+#[derive(Clone, Default)]
+pub struct Streaming(Arc<AtomicBool>);
+
+impl Streaming {
+    /// Marks the connection as streaming.
+    pub fn start(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn is_on(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// What a stranger can make the HTTP server hold, and for how long (`[http]`).
@@ -77,6 +98,8 @@ pub struct Limits {
     pub max_header_bytes: usize,
     /// Request body, bytes (then 413).
     pub max_request_bytes: usize,
+    /// Pilot streams open at once.
+    pub max_streams: usize,
 }
 
 impl Default for Limits {
@@ -90,6 +113,7 @@ impl Default for Limits {
             connection_timeout: Duration::from_secs(60),
             max_header_bytes: 8192,
             max_request_bytes: 4096,
+            max_streams: 64,
         }
     }
 }
@@ -249,6 +273,7 @@ struct App {
     sources: Sources,
     stats: Arc<HttpStats>,
     lists: Arc<ListCache>,
+    publisher: Arc<crate::parts::api::Publisher>,
 }
 
 async fn servers(State(app): State<App>, Path(gamedir): Path<String>) -> Response {
@@ -316,10 +341,6 @@ async fn mpservers(State(app): State<App>) -> Response {
         body,
     )
         .into_response()
-}
-
-async fn index() -> &'static str {
-    "lobby\n/v1/servers/<gamedir>  Xash3D server list (one `ip ADDR` line per server)\n/stats                 counters as JSON\n/mpservers.xml          FlightGear relays for the launcher\n"
 }
 
 /// Open connections per IPv4 address / IPv6 /64.
@@ -395,13 +416,17 @@ type Handler =
 /// layers answer with (413, 408) are counted on the way out.
 fn handler(app: App, limits: &Limits) -> Handler {
     let counters = app.stats.clone();
+    let api = crate::parts::api::routes(crate::parts::api::ApiState {
+        publisher: app.publisher.clone(),
+    });
     let router = Router::new()
-        .route("/", get(index))
         .route("/v1/servers/{gamedir}", get(servers))
         .route("/stats", get(stats))
         .route("/mpservers.xml", get(mpservers))
         .route("/mpstatus/mpservers.xml", get(mpservers))
-        .with_state(app);
+        .with_state(app)
+        .merge(api)
+        .merge(crate::parts::web::routes());
     let svc = ServiceBuilder::new()
         .map_response(move |r: hyper::Response<_>| {
             counters.requests.fetch_add(1, Ordering::Relaxed);
@@ -506,10 +531,19 @@ impl Conn {
         io.set_read_timeout(Some(limits.idle_timeout));
         io.set_write_timeout(Some(limits.idle_timeout));
         let idle = Arc::new(AtomicBool::new(false));
+        let streaming = Streaming::default();
         let io = TokioIo::new(Watched {
             inner: Box::pin(io),
             timed_out: idle.clone(),
+            streaming: streaming.clone(),
         });
+        let flag = streaming.clone();
+        let handler = ServiceBuilder::new()
+            .map_request(move |mut r: hyper::Request<hyper::body::Incoming>| {
+                r.extensions_mut().insert(flag.clone());
+                r
+            })
+            .service(handler);
         let mut b = hyper::server::conn::http1::Builder::new();
         b.timer(TokioTimer::new())
             .header_read_timeout(limits.header_read_timeout)
@@ -523,10 +557,20 @@ impl Conn {
         let conn = b.serve_connection(io, TowerToHyperService::new(handler));
         tokio::pin!(conn);
         let lifetime = tokio::time::sleep(limits.connection_timeout);
-        let (result, ended, close) = tokio::select! {
-            r = conn.as_mut() => (r, None, false),
-            _ = lifetime => (Ok(()), Some(Reason::ConnectionTimeout), true),
-            _ = stop.stopped() => (Ok(()), None, true),
+        tokio::pin!(lifetime);
+        let mut lifetime_over = false;
+        let (result, ended, close) = loop {
+            tokio::select! {
+                r = conn.as_mut() => break (r, None, false),
+                _ = &mut lifetime, if !lifetime_over => {
+                    if streaming.is_on() {
+                        lifetime_over = true; // a stream lives as long as its client reads
+                        continue;
+                    }
+                    break (Ok(()), Some(Reason::ConnectionTimeout), true);
+                }
+                _ = stop.stopped() => break (Ok(()), None, true),
+            }
         };
         let result = if close {
             // Finish the response in flight (if any), then close.
@@ -575,6 +619,7 @@ fn classify(e: &hyper::Error) -> Option<Reason> {
 struct Watched {
     inner: Pin<Box<TimeoutStream<TcpStream>>>,
     timed_out: Arc<AtomicBool>,
+    streaming: Streaming,
 }
 
 impl Watched {
@@ -594,7 +639,14 @@ impl AsyncRead for Watched {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let r = self.inner.as_mut().poll_read(cx, buf);
+        let mut r = self.inner.as_mut().poll_read(cx, buf);
+        if self.streaming.is_on()
+            && matches!(&r, Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::TimedOut)
+        {
+            // A streaming client sends nothing while it reads: polling again arms
+            // the read timer afresh (and waits for the socket).
+            r = self.inner.as_mut().poll_read(cx, buf);
+        }
         self.note(r)
     }
 }
@@ -649,10 +701,13 @@ impl HttpServer {
         sources: Sources,
     ) -> Result<HttpServer> {
         let stats = Arc::new(HttpStats::default());
+        let publisher = crate::parts::api::Publisher::new(sources.clone(), limits.max_streams);
+        sup.spawn_task("http", publisher.clone().run(sup.stop().clone()));
         let app = App {
             sources,
             stats: stats.clone(),
             lists: Arc::new(ListCache::default()),
+            publisher,
         };
         let handler = handler(app, &limits);
         let shared = Arc::new(Shared {
@@ -666,6 +721,7 @@ impl HttpServer {
             let l = tcp_listener(a, "HTTP")?;
             let bound = l.local_addr()?;
             listening("http", "tcp", bound);
+            listening("web", "http", bound); // the page, at `/`
             addrs.push(bound);
             let (shared, stop) = (shared.clone(), sup.stop().clone());
             sup.spawn_task("http", accept_loop(l, handler.clone(), shared, stop));

@@ -2,9 +2,11 @@
 //! prints its `listening` lines and runs its threads and tasks under the
 //! [`crate::lifecycle::Supervisor`] it is given.
 
+pub mod api;
 pub mod dns;
 pub mod http;
 pub mod master;
 pub mod peers;
 pub mod relay;
 pub mod sim;
+pub mod web;

@@ -209,6 +209,11 @@ impl Peers {
         }
     }
 
+    /// Every configured peer, in configuration order, with its address in use.
+    pub fn entries(&self) -> impl Iterator<Item = (&PeerName, Option<SocketAddr>)> {
+        self.entries.iter().map(|e| (&e.name, e.addr))
+    }
+
     /// `base` with every peer that has an address added to its relays and crossfeeds.
     pub fn apply(&self, base: &relay::Config) -> relay::Config {
         let mut c = base.clone();

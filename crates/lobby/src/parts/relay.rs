@@ -113,6 +113,11 @@ impl RelayServer {
         &self.engine
     }
 
+    /// The configured relay and crossfeed names and their addresses.
+    pub fn peers(&self) -> &Arc<Mutex<PeerState>> {
+        &self.peers
+    }
+
     /// Applies a new configuration and keeps the pilots (SIGHUP). Peers whose
     /// names were already resolved keep their addresses; new names are resolved now.
     pub fn reconfigure(&self, config: relay::Config, peers: PeerOptions) {
