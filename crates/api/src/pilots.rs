@@ -52,8 +52,6 @@ pub struct PilotsBody {
     pub pilots: Vec<Pilot>,
 }
 
-const FEET_PER_METRE: f64 = 1.0 / 0.3048;
-
 /// The model path's file name without `.xml`.
 pub fn aircraft(model: &str) -> &str {
     let base = model.rsplit('/').next().unwrap_or(model);
@@ -72,7 +70,7 @@ pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
         model: v.model.clone(),
         lat: round(finite(g.lat_deg), 6),
         lon: round(finite(g.lon_deg), 6),
-        alt_ft: round(finite(g.alt_m * FEET_PER_METRE), 1),
+        alt_ft: round(finite(g.alt_m * fgmp::geo::FEET_PER_METRE), 1),
         // Rounding 359.96 to one decimal gives 360.0: keep heading below 360.
         heading: round(a.heading_deg, 1) % 360.0,
         pitch: round(a.pitch_deg, 1),
@@ -103,15 +101,13 @@ pub struct PilotFilter {
     pub near: Option<(f64, f64, f64)>,
 }
 
-const EARTH_RADIUS_NM: f64 = 3440.065;
-
 /// Great-circle distance in nautical miles (haversine, mean Earth radius).
 pub fn great_circle_nm(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
     let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
     let dp = p2 - p1;
     let dl = (lon2 - lon1).to_radians();
     let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * EARTH_RADIUS_NM * h.sqrt().min(1.0).asin()
+    2.0 * fgmp::geo::EARTH_RADIUS_NM * h.sqrt().min(1.0).asin()
 }
 
 impl PilotFilter {

@@ -65,9 +65,58 @@ pub fn distance_nm(a: [f64; 3], b: [f64; 3]) -> f64 {
     (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt() / crate::METRES_PER_NM
 }
 
+/// Mean Earth radius in nautical miles (for great-circle navigation).
+pub const EARTH_RADIUS_NM: f64 = 3440.065;
+
+/// The point `distance_nm` from (`lat_deg`, `lon_deg`) along the great circle that
+/// starts on true course `course_deg` (on a sphere of the mean radius; longitude
+/// normalised to `[-180, 180)`). Tools fly simulated pilots with it.
+pub fn destination(lat_deg: f64, lon_deg: f64, course_deg: f64, distance_nm: f64) -> (f64, f64) {
+    let (p1, l1) = (lat_deg.to_radians(), lon_deg.to_radians());
+    let c = course_deg.to_radians();
+    let d = distance_nm / EARTH_RADIUS_NM;
+    let p2 = (p1.sin() * d.cos() + p1.cos() * d.sin() * c.cos())
+        .clamp(-1.0, 1.0)
+        .asin();
+    let l2 = l1 + (c.sin() * d.sin() * p1.cos()).atan2(d.cos() - p1.sin() * p2.sin());
+    let lon = (l2.to_degrees() + 540.0).rem_euclid(360.0) - 180.0;
+    (p2.to_degrees(), lon)
+}
+
+/// The true course, degrees `[0, 360)`, at the start of the great circle from the
+/// first point to the second.
+pub fn initial_course(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
+    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
+    let dl = (lon2 - lon1).to_radians();
+    let y = dl.sin() * p2.cos();
+    let x = p1.cos() * p2.sin() - p1.sin() * p2.cos() * dl.cos();
+    y.atan2(x).to_degrees().rem_euclid(360.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn destinations_follow_the_great_circle() {
+        // One minute of arc of a great circle is (about) one nautical mile.
+        let (lat, lon) = destination(0.0, 0.0, 0.0, 60.0);
+        assert!(
+            (lat - 0.99939).abs() < 1e-4 && lon.abs() < 1e-12,
+            "{lat} {lon}"
+        );
+        let (lat, lon) = destination(0.0, 179.9, 90.0, 60.0);
+        assert!(
+            lat.abs() < 1e-9 && (lon - -179.100_6).abs() < 1e-3,
+            "{lon}: across the antimeridian"
+        );
+        // Going and coming back.
+        let (lat, lon) = destination(63.985, -22.605, 280.0, 250.0);
+        let back = initial_course(lat, lon, 63.985, -22.605);
+        let (lat2, lon2) = destination(lat, lon, back, 250.0);
+        assert!((lat2 - 63.985).abs() < 1e-6 && (lon2 - -22.605).abs() < 1e-6);
+        assert!((initial_course(63.985, -22.605, lat, lon) - 280.0).abs() < 1e-9);
+    }
 
     #[test]
     fn round_trip_is_close() {

@@ -5,7 +5,7 @@
 //! and stopped through `lobby::lifecycle`.
 
 use clap::{Parser, Subcommand};
-use lobby::commands::{fg, load, master_admin, query, serve, sim};
+use lobby::commands::{fg, fly, load, master_admin, query, serve, sim};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -47,6 +47,8 @@ enum Command {
     /// FlightGear discovery: relays (SRV/TXT) and TerraSync servers (NAPTR), as FlightGear resolves them.
     #[command(subcommand)]
     Fg(fg::FgCommand),
+    /// Fly one simulated FlightGear pilot to a relay (real position datagrams) until stopped.
+    Fly(fly::FlyArgs),
 }
 
 fn init_logging(verbose: u8) {
@@ -98,6 +100,7 @@ fn main() -> ExitCode {
             Command::Load(cmd) => load::run(cmd).await,
             Command::Query(cmd) => query::run(cmd).await,
             Command::Fg(cmd) => fg::run(cmd).await,
+            Command::Fly(args) => fly::run(args).await.map(|()| ExitCode::SUCCESS),
         }
     });
     match result {

@@ -2,6 +2,7 @@
 //! `relay`, `master` and `dns` share `serve`).
 
 pub mod fg;
+pub mod fly;
 pub mod load;
 pub mod master_admin;
 pub mod query;

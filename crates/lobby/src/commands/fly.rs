@@ -1,0 +1,207 @@
+//! `lobby fly`: one simulated FlightGear pilot. It sends real position datagrams
+//! (v2, as FlightGear 2020.3 does) to a relay, flying a great circle at a constant
+//! speed and altitude, until it is stopped (or `--duration` runs out), and drains
+//! what the relay sends back. For tests, demos and checking a relay by hand.
+
+use anyhow::{bail, Context, Result};
+use fgmp::attitude::{self, Attitude};
+use fgmp::geo::{destination, initial_course, to_ecef, Geodetic};
+use fgmp::message::{to_bytes, Message, Position};
+use fgmp::Callsign;
+use std::time::{Duration, Instant};
+
+/// Fly one simulated FlightGear pilot to a relay (real position datagrams, a great
+/// circle at constant speed and altitude) until stopped.
+#[derive(clap::Args, Debug)]
+pub struct FlyArgs {
+    /// The relay, HOST:PORT (port 5000 when left out).
+    #[arg(long)]
+    pub relay: String,
+    /// Callsign (at most 7 characters, as FlightGear allows).
+    #[arg(long)]
+    pub callsign: String,
+    /// Start latitude, degrees north.
+    #[arg(long, allow_hyphen_values = true)]
+    pub lat: f64,
+    /// Start longitude, degrees east.
+    #[arg(long, allow_hyphen_values = true)]
+    pub lon: f64,
+    /// Altitude, feet above the WGS84 ellipsoid.
+    #[arg(long, default_value_t = 3000.0, allow_hyphen_values = true)]
+    pub alt_ft: f64,
+    /// Initial true heading, degrees.
+    #[arg(long, default_value_t = 0.0)]
+    pub heading: f64,
+    /// Ground speed, knots (0 hovers).
+    #[arg(long, default_value_t = 100.0)]
+    pub speed_kt: f64,
+    /// Model path.
+    #[arg(long, default_value = "Aircraft/c172p/Models/c172p.xml")]
+    pub model: String,
+    /// Datagrams per second (FlightGear's default is 10).
+    #[arg(long, default_value_t = 10.0)]
+    pub hz: f64,
+    /// Radar range asked of the relay, nautical miles.
+    #[arg(long, default_value_t = 100)]
+    pub range_nm: u16,
+    /// Stop after this many seconds (default: until interrupted).
+    #[arg(long)]
+    pub duration: Option<f64>,
+}
+
+/// Where the simulated aircraft is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Flight {
+    /// Latitude, degrees.
+    pub lat: f64,
+    /// Longitude, degrees.
+    pub lon: f64,
+    /// Altitude, metres.
+    pub alt_m: f64,
+    /// True heading, degrees.
+    pub heading: f64,
+    /// Ground speed, m/s.
+    pub speed_mps: f64,
+}
+
+impl Flight {
+    /// The flight `dt` later along its great circle (the heading turns with it).
+    pub fn advance(self, dt: Duration) -> Flight {
+        let nm = self.speed_mps * dt.as_secs_f64() / fgmp::METRES_PER_NM;
+        if nm <= 0.0 {
+            return self;
+        }
+        let (lat, lon) = destination(self.lat, self.lon, self.heading, nm);
+        // The course on arrival: the reverse of the course back, turned around.
+        let back = initial_course(lat, lon, self.lat, self.lon);
+        Flight {
+            lat,
+            lon,
+            heading: (back + 180.0).rem_euclid(360.0),
+            ..self
+        }
+    }
+
+    /// The position body FlightGear would send for it at flight time `t`.
+    pub fn position(&self, model: &str, t: f64) -> Position {
+        let ecef = to_ecef(Geodetic {
+            lat_deg: self.lat,
+            lon_deg: self.lon,
+            alt_m: self.alt_m,
+        });
+        let mut p = Position::at(model, ecef);
+        p.time = t;
+        p.orientation = attitude::orientation(
+            ecef,
+            Attitude {
+                heading_deg: self.heading,
+                pitch_deg: 0.0,
+                roll_deg: 0.0,
+            },
+        );
+        p.linear_vel = [self.speed_mps as f32, 0.0, 0.0];
+        p
+    }
+}
+
+/// Runs `lobby fly`.
+pub async fn run(a: FlyArgs) -> Result<()> {
+    let callsign = Callsign::new(&a.callsign)
+        .map_err(|e| anyhow::anyhow!("--callsign {:?}: {e}", a.callsign))?;
+    if !(-90.0..=90.0).contains(&a.lat) || !(-180.0..=180.0).contains(&a.lon) {
+        bail!("--lat must be within -90..90 and --lon within -180..180");
+    }
+    if !(a.hz > 0.0 && a.hz <= 100.0) {
+        bail!("--hz must be within (0, 100], got {}", a.hz);
+    }
+    if !(a.speed_kt >= 0.0 && a.speed_kt < 100_000.0)
+        || !a.alt_ft.is_finite()
+        || !a.heading.is_finite()
+    {
+        bail!("--speed-kt, --alt-ft and --heading must be finite (speed 0..100000)");
+    }
+    let relay =
+        udp::addr::resolve(&a.relay, 5000).with_context(|| format!("--relay {}", a.relay))?;
+    let bind: std::net::SocketAddr = if relay.is_ipv6() {
+        "[::]:0".parse()?
+    } else {
+        "0.0.0.0:0".parse()?
+    };
+    let sock = tokio::net::UdpSocket::bind(bind)
+        .await
+        .context("binding the client socket")?;
+    let mut f = Flight {
+        lat: a.lat,
+        lon: a.lon,
+        alt_m: a.alt_ft / fgmp::geo::FEET_PER_METRE,
+        heading: a.heading.rem_euclid(360.0),
+        speed_mps: a.speed_kt * fgmp::METRES_PER_NM / 3600.0,
+    };
+    println!(
+        "flying {} from {:.5},{:.5} heading {:.0} at {:.0} kt, {:.0} ft, to {relay} ({} Hz)",
+        a.callsign, a.lat, a.lon, f.heading, a.speed_kt, a.alt_ft, a.hz
+    );
+    let period = Duration::from_secs_f64(1.0 / a.hz);
+    let start = Instant::now();
+    let mut tick = tokio::time::interval(period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last = start;
+    let mut buf = vec![0u8; 2048];
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        }
+        let now = Instant::now();
+        if a.duration
+            .is_some_and(|d| now.duration_since(start).as_secs_f64() >= d)
+        {
+            return Ok(());
+        }
+        f = f.advance(now.duration_since(last));
+        last = now;
+        let t = now.duration_since(start).as_secs_f64();
+        let m = Message::position(callsign, a.range_nm, f.position(&a.model, t));
+        let bytes = to_bytes(&m).map_err(|e| anyhow::anyhow!("encoding: {e}"))?;
+        if let Err(e) = sock.send_to(&bytes, relay).await {
+            tracing::warn!(%relay, error = %e, "send failed");
+        }
+        // Others' traffic (and ICMP errors) arrive here: drain and ignore.
+        while sock.try_recv_from(&mut buf).is_ok() {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flight_moves_at_its_speed_and_the_datagram_says_so() {
+        let f = Flight {
+            lat: 63.985,
+            lon: -22.605,
+            alt_m: 914.4,
+            heading: 280.0,
+            speed_mps: 100.0 * 1852.0 / 3600.0,
+        };
+        let g = f.advance(Duration::from_secs(36)); // 1 nm at 100 kt
+        let p = f.position("m", 0.0);
+        let q = g.position("m", 36.0);
+        let d = fgmp::geo::distance_nm(p.position, q.position);
+        assert!((d - 1.0).abs() < 0.01, "{d}");
+        // What a reader of the datagram computes: the heading and speed flown.
+        let a = attitude::attitude(q.position, q.orientation);
+        assert!((a.heading_deg - g.heading).abs() < 1e-3);
+        assert!(a.pitch_deg.abs() < 1e-3 && a.roll_deg.abs() < 1e-3);
+        let kt = attitude::ground_speed_kt(q.position, q.orientation, q.linear_vel);
+        assert!((kt - 100.0).abs() < 0.01, "{kt}");
+        let back = fgmp::geo::from_ecef(q.position);
+        assert!((back.lat_deg - g.lat).abs() < 1e-9 && (back.alt_m - 914.4).abs() < 1e-3);
+        // Hovering stays put.
+        let h = Flight {
+            speed_mps: 0.0,
+            ..f
+        };
+        assert_eq!(h.advance(Duration::from_secs(10)), h);
+    }
+}
