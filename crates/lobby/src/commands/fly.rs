@@ -114,10 +114,9 @@ pub async fn run(a: FlyArgs) -> Result<()> {
     if !(a.hz > 0.0 && a.hz <= 100.0) {
         bail!("--hz must be within (0, 100], got {}", a.hz);
     }
-    if !(a.speed_kt >= 0.0 && a.speed_kt < 100_000.0)
-        || !a.alt_ft.is_finite()
-        || !a.heading.is_finite()
-    {
+    let sane =
+        (0.0..100_000.0).contains(&a.speed_kt) && a.alt_ft.is_finite() && a.heading.is_finite();
+    if !sane {
         bail!("--speed-kt, --alt-ft and --heading must be finite (speed 0..100000)");
     }
     let relay =
