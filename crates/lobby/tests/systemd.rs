@@ -364,7 +364,8 @@ fn log_until(lobby: &Lobby, what: &str) {
 
 fn listeners_per_part(lobby: &Lobby) -> BTreeMap<String, usize> {
     let mut m = BTreeMap::new();
-    for (part, _, _) in &lobby.listeners {
+    // `listening web http` repeats an HTTP listener's address (the page): not counted.
+    for (part, _, _) in lobby.listeners.iter().filter(|(p, _, _)| p != "web") {
         *m.entry(part.clone()).or_insert(0) += 1;
     }
     m

@@ -1,0 +1,200 @@
+//! The JSON API over real sockets: `lobby up` with a relay, a master and HTTP on
+//! 127.0.0.1 port 0; pilots sent as real FlightGear datagrams.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// `lobby up` with a relay, a master and HTTP (no DNS, no simulated servers), with
+/// short HTTP idle and lifetime limits and one stream at most.
+fn start(tag: &str) -> Lobby {
+    let dir = std::env::temp_dir().join(format!("lobby-api-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("up.toml");
+    std::fs::write(
+        &cfg,
+        "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n[master]\nlisten = [\"127.0.0.1:0\"]\n\
+         [dns]\nlisten = []\n[sim]\ncount = 0\n[http]\nlisten = [\"127.0.0.1:0\"]\n\
+         idle_timeout = 1\nconnection_timeout = 2\nmax_streams = 1\n",
+    )
+    .unwrap();
+    Lobby::start(&["up", "--config", cfg.to_str().unwrap()], 3)
+}
+
+fn json(addr: SocketAddr, path: &str) -> (u16, Value) {
+    let (code, body) = http_get(addr, path);
+    let v = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body:?}"));
+    (code, v)
+}
+
+/// Opens `path` as a stream and returns the socket after the response head.
+fn open_stream(addr: SocketAddr) -> (TcpStream, String) {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    s.write_all(b"GET /api/pilots/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let mut got = String::new();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !got.contains("\r\n\r\n") && Instant::now() < deadline {
+        let mut b = [0u8; 4096];
+        if let Ok(n) = s.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            got.push_str(&String::from_utf8_lossy(&b[..n]));
+        }
+    }
+    (s, got)
+}
+
+#[test]
+fn pilots_stream_and_errors_over_http() {
+    let up = start("main");
+    let http = up.addr("http", "tcp");
+    let relay = up.addrs("relay", "udp")[0];
+    let a = client(false);
+    let alpha = pos("ALPHA", BIKF, 100);
+    a.send_to(&alpha, relay).unwrap();
+    // The pilot appears where it was sent (BIKF, 1000 m: common::pos), once the
+    // snapshot after its first datagram is taken.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let p = loop {
+        let (code, v) = json(http, "/api/pilots");
+        assert_eq!(code, 200);
+        if v["online"] == 1 {
+            break v["pilots"][0].clone();
+        }
+        assert!(Instant::now() < deadline, "pilot never listed: {v}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(p["callsign"], "ALPHA");
+    assert_eq!(p["aircraft"], "c172p");
+    assert!((p["lat"].as_f64().unwrap() - BIKF.0).abs() < 1e-5, "{p}");
+    assert!((p["lon"].as_f64().unwrap() - BIKF.1).abs() < 1e-5, "{p}");
+    assert_eq!(p["local"], true);
+    assert!(p["relay"].is_null());
+    // Filters, and errors that name what is wrong.
+    let (_, v) = json(http, "/api/pilots?near=64.0,-22.6,5");
+    assert_eq!(v["pilots"].as_array().unwrap().len(), 1);
+    let (_, v) = json(http, "/api/pilots?near=0,0,5");
+    assert_eq!(v["pilots"].as_array().unwrap().len(), 0);
+    assert_eq!(v["online"], 1);
+    let (code, v) = json(http, "/api/pilots?near=north");
+    assert_eq!(code, 400);
+    assert!(v["error"].as_str().unwrap().starts_with("near:"), "{v}");
+    let (code, v) = json(http, "/api/servers?color=red");
+    assert_eq!(code, 400);
+    assert!(v["error"].as_str().unwrap().contains("color"), "{v}");
+    // The directory runs (push-only here: no DNS listener) and publishes the relay.
+    let (code, v) = json(http, "/api/dns");
+    assert_eq!(code, 200);
+    assert!(
+        v["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["type"] == "SRV"),
+        "{v}"
+    );
+    let (code, v) = json(http, "/api/servers");
+    assert_eq!((code, &v["total"]), (200, &Value::from(0)));
+    let (code, v) = json(http, "/readyz");
+    assert_eq!(code, 200, "{v}");
+    let parts: Vec<&str> = v["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["part"].as_str().unwrap())
+        .collect();
+    assert_eq!(parts, ["relay", "master", "dns", "http"]);
+    assert_eq!(json(http, "/healthz").1["status"], "ok");
+
+    // A stream outlives the connection's idle timer (1 s) and its lifetime (2 s):
+    // it is read for 4 s with the client silent, and carries ALPHA's moves.
+    let (mut s, head) = open_stream(http);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_lowercase()
+            .contains("content-type: text/event-stream"),
+        "{head}"
+    );
+    // Only one stream is allowed: a second is refused with 503 and a JSON reason.
+    let (_, second) = open_stream(http);
+    assert!(second.starts_with("HTTP/1.1 503"), "{second}");
+    let mut text = head;
+    let t0 = Instant::now();
+    let mut i = 0;
+    while t0.elapsed() < Duration::from_secs(4) {
+        i += 1;
+        let moved = pos("ALPHA", (BIKF.0 + i as f64 * 1e-3, BIKF.1), 100);
+        a.send_to(&moved, relay).unwrap();
+        let mut b = [0u8; 65536];
+        match s.read(&mut b) {
+            Ok(0) => panic!("stream closed after {:?}: {text}", t0.elapsed()),
+            Ok(n) => text.push_str(&String::from_utf8_lossy(&b[..n])),
+            Err(_) => {} // read timeout: nothing this 200 ms
+        }
+    }
+    assert!(text.contains("event: snapshot"), "{text}");
+    let updates: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("data: {\"generated_at\"") && l.contains("\"moved\""))
+        .collect();
+    assert!(updates.len() >= 2, "one update per second: {text}");
+    let last: Value =
+        serde_json::from_str(updates.last().unwrap().strip_prefix("data: ").unwrap()).unwrap();
+    let m = &last["moved"][0];
+    assert_eq!(m[0], "ALPHA");
+    assert!(m[1].as_f64().unwrap() > BIKF.0 + 1e-3, "moved north: {m}");
+}
+
+#[test]
+fn the_openapi_document_names_every_path_and_field() {
+    let up = start("openapi");
+    let http = up.addr("http", "tcp");
+    let (code, doc) = json(http, "/api/openapi.json");
+    assert_eq!(code, 200);
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
+    let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+    for p in [
+        "/api/pilots",
+        "/api/pilots/stream",
+        "/api/servers",
+        "/api/relays",
+        "/api/dns",
+        "/healthz",
+        "/readyz",
+    ] {
+        assert!(paths.iter().any(|x| *x == p), "{p} missing from {paths:?}");
+    }
+    // The documented fields are the served ones.
+    let schema_fields = |name: &str| {
+        let mut v: Vec<String> = doc["components"]["schemas"][name]["properties"]
+            .as_object()
+            .unwrap_or_else(|| panic!("schema {name}"))
+            .keys()
+            .cloned()
+            .collect();
+        v.sort();
+        v
+    };
+    let served = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    let (_, relays) = json(http, "/api/relays");
+    assert_eq!(schema_fields("RelaysBody"), served(&relays));
+    assert_eq!(schema_fields("RelayInfo"), served(&relays["relay"]));
+    let (_, servers) = json(http, "/api/servers");
+    assert_eq!(schema_fields("ServersBody"), served(&servers));
+    let (_, ready) = json(http, "/readyz");
+    assert_eq!(schema_fields("ReadyBody"), served(&ready));
+    assert_eq!(schema_fields("PartStatus"), served(&ready["parts"][0]));
+    assert_eq!(schema_fields("Pilot").len(), 14);
+}
