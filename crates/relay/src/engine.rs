@@ -734,24 +734,24 @@ fn client_form(buf: &mut [u8], range_word: u32) {
     }
 }
 
-fn read_orientation(d: &[u8]) -> [f32; 3] {
-    let f = |off: usize| {
-        fgmp::cursor::u32_at(d, off)
+/// Three big-endian `f32`s at `off` (zeros where the datagram is too short).
+fn read_f32x3(d: &[u8], off: usize) -> [f32; 3] {
+    let f = |at: usize| {
+        fgmp::cursor::u32_at(d, at)
             .map(f32::from_bits)
             .unwrap_or(0.0)
     };
-    [f(168), f(172), f(176)]
+    [f(off), f(off + 4), f(off + 8)]
 }
 
-/// The linear velocity (body frame, m/s) after the orientation; zero when the
-/// datagram is too short to hold it (a chat datagram).
+/// The angle-axis orientation of a position datagram.
+fn read_orientation(d: &[u8]) -> [f32; 3] {
+    read_f32x3(d, 168)
+}
+
+/// The linear velocity (body frame, m/s) after the orientation.
 fn read_velocity(d: &[u8]) -> [f32; 3] {
-    let f = |off: usize| {
-        fgmp::cursor::u32_at(d, off)
-            .map(f32::from_bits)
-            .unwrap_or(0.0)
-    };
-    [f(180), f(184), f(188)]
+    read_f32x3(d, 180)
 }
 
 fn read_model(d: &[u8]) -> &[u8] {
