@@ -344,11 +344,13 @@ fn not_running(part: &str) -> Response {
     )
 }
 
-/// The query parameters, or the text of why they do not parse.
-fn query(
+/// The query parameters read by `parse`, or the text of why they do not parse.
+fn parsed<F>(
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
-) -> Result<BTreeMap<String, String>, String> {
-    q.map(|Query(m)| m).map_err(|e| e.body_text())
+    parse: fn(&BTreeMap<String, String>) -> Result<F, String>,
+) -> Result<F, String> {
+    let q = q.map(|Query(m)| m).map_err(|e| e.body_text())?;
+    parse(&q)
 }
 
 /// Every pilot the relay knows.
@@ -366,11 +368,7 @@ pub async fn pilots(
     State(s): State<ApiState>,
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let q = match query(q) {
-        Ok(q) => q,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
-    };
-    let filter = match PilotFilter::parse(&q) {
+    let filter = match parsed(q, PilotFilter::parse) {
         Ok(f) => f,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
@@ -487,11 +485,7 @@ pub async fn servers(
     State(s): State<ApiState>,
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let q = match query(q) {
-        Ok(q) => q,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
-    };
-    let filter = match ServerFilter::parse(&q) {
+    let filter = match parsed(q, ServerFilter::parse) {
         Ok(f) => f,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
