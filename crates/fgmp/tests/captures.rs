@@ -7,27 +7,8 @@ use std::fs;
 /// Properties start after the 32-byte header and the 200-byte position body.
 const PROPS_AT: usize = 232;
 
-fn data_path(rel: &str) -> String {
-    format!("{}/../../testdata/fg/{rel}", env!("CARGO_MANIFEST_DIR"))
-}
-
-fn read(rel: &str) -> Vec<u8> {
-    let path = data_path(rel);
-    fs::read(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
-}
-
-/// The datagrams of a length-prefixed (`u32` BE length + bytes) capture file.
-fn lpf(rel: &str) -> Vec<Vec<u8>> {
-    let b = read(rel);
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let n = u32::from_be_bytes(b[i..i + 4].try_into().expect("4 bytes")) as usize;
-        out.push(b[i + 4..i + 4 + n].to_vec());
-        i += 4 + n;
-    }
-    out
-}
+mod capture;
+use capture::{data_path, lpf, read};
 
 /// Decodes the properties of a datagram and checks the full parse and the exact round trip.
 fn decode_props(dgram: &[u8], what: &str) -> PropertyList {

@@ -78,7 +78,7 @@ pub struct Snapshot {
     clock: Clock,
     pilots: Option<Vec<Pilot>>,
     pilots_json: OnceLock<String>,
-    servers: Option<(usize, Vec<ServerEntry>)>,
+    servers: Option<Vec<ServerEntry>>,
     relays: RelaysBody,
     dns: Option<DnsBody>,
 }
@@ -221,11 +221,9 @@ impl Publisher {
         let servers = src.master.as_ref().map(|m| {
             let e = lock(m);
             let t = e.table();
-            let list: Vec<ServerEntry> = t
-                .listed()
+            t.listed()
                 .map(|l| api::servers::entry(&l, &clock))
-                .collect();
-            (list.len(), list)
+                .collect::<Vec<ServerEntry>>()
         });
         let (published, dns) = match &src.directory {
             Some(d) => {
@@ -490,12 +488,12 @@ pub async fn servers(
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
     let snap = s.publisher.current().await;
-    let Some((total, all)) = &snap.servers else {
+    let Some(all) = &snap.servers else {
         return not_running("master");
     };
     Json(ServersBody {
         generated_at: snap.clock.now_secs(),
-        total: *total,
+        total: all.len(),
         servers: all.iter().filter(|s| filter.keeps(s)).cloned().collect(),
     })
     .into_response()
