@@ -21,13 +21,35 @@ use udp::{BindOptions, Ready, RecvBatch, SendBatch};
 /// Datagrams taken per receive call.
 const BATCH: usize = 64;
 
+/// What a worker records for each datagram it hands to the engine: how many
+/// datagrams the engine queued in reply (the relay's fan-out, the master's list
+/// pages). Recorded after the engine's lock is released.
+#[derive(Clone)]
+pub struct Replies {
+    histogram: metrics::Histogram,
+    of: fn(&[u8]) -> bool,
+}
+
+impl Replies {
+    /// Records into the histogram `name` the replies to the datagrams `of` accepts;
+    /// `None` when no metrics recorder runs (nothing would be recorded).
+    pub fn new(name: &'static str, of: fn(&[u8]) -> bool) -> Option<Replies> {
+        crate::parts::metrics::installed().then(|| Replies {
+            histogram: metrics::histogram!(name),
+            of,
+        })
+    }
+}
+
 /// How a part's UDP sockets are served.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct Workers {
     /// Sockets (and threads) per listen address; more than one shares the port.
     pub per_addr: usize,
     /// SCHED_FIFO priority of the worker threads, 0 = normal scheduling.
     pub realtime_priority: u8,
+    /// Reply counts to record, if any.
+    pub replies: Option<Replies>,
 }
 
 /// Binds `workers.per_addr` sockets per address, prints `listening <part> udp ADDR` for
@@ -71,13 +93,14 @@ pub fn serve<E: Engine + Send + 'static>(
         let (engine, all, stop) = (engine.clone(), all.clone(), sup.stop().clone());
         let point = format!("{part}-udp");
         let prio = workers.realtime_priority;
+        let replies = workers.replies.clone();
         sup.spawn_thread(&point.clone(), move || {
             if prio > 0 {
                 if let Err(e) = udp::set_realtime_priority(prio) {
                     tracing::warn!(error = %e, "cannot give the worker real-time priority (needs CAP_SYS_NICE); running at normal priority");
                 }
             }
-            worker(&sock, &all, &*engine, &stop, &point);
+            worker(&sock, &all, &*engine, &stop, &point, replies.as_ref());
         })
         .context("cannot start the UDP workers")?;
     }
@@ -90,8 +113,10 @@ fn worker<E: Engine>(
     engine: &Mutex<E>,
     stop: &crate::lifecycle::Stop,
     point: &str,
+    replies: Option<&Replies>,
 ) {
     let mut rx = RecvBatch::new(BATCH);
+    let mut counts: Vec<usize> = Vec::with_capacity(BATCH);
     let mut tx = SendBatch::new();
     let mut out = Outbox::new();
     let own_v4 = sock.local_addr().map(|a| a.is_ipv4()).unwrap_or(true);
@@ -104,7 +129,11 @@ fn worker<E: Engine>(
                 let mut e = lock(engine);
                 injected_panic(point);
                 for (d, from) in rx.iter() {
+                    let before = out.len();
                     e.handle(d, from, now, &mut out);
+                    if replies.is_some_and(|r| (r.of)(d)) {
+                        counts.push(out.len() - before);
+                    }
                 }
                 if deadline.is_some_and(|t| t <= now) {
                     e.handle_timeout(now, &mut out);
@@ -120,6 +149,11 @@ fn worker<E: Engine>(
                 // ICMP errors from earlier sends surface here; keep serving.
                 tracing::debug!(error = %e, "receive error");
                 continue;
+            }
+        }
+        if let Some(r) = replies {
+            for n in counts.drain(..) {
+                r.histogram.record(n as f64);
             }
         }
         flush(sock, own_v4, all, &mut tx, &mut out);

@@ -10,7 +10,7 @@ use crate::parts::http::{HttpServer, Sources};
 use crate::parts::master::MasterServer;
 use crate::parts::relay::RelayServer;
 use crate::parts::sim::{Fleet, FleetSpec};
-use crate::udp_worker::Workers;
+use crate::udp_worker::{Replies, Workers};
 use anyhow::{Context, Result};
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
@@ -335,6 +335,11 @@ impl Backbone {
         let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;
         let sup = Supervisor::new();
         let ready = crate::parts::api::Readiness::default();
+        let http_addrs = f.http.listen_addrs()?;
+        if parts.http && !http_addrs.is_empty() {
+            // Before the parts start, so that their workers' histograms record.
+            crate::parts::metrics::install();
+        }
         let relay = match relay_cfg {
             Some(cfg) => Some(start_relay(&sup, f, cfg).await?),
             None => None,
@@ -368,7 +373,6 @@ impl Backbone {
         if sim_wanted {
             ready.set("sim", Err("starting".into()));
         }
-        let http_addrs = f.http.listen_addrs()?;
         let http_limits = f.http.limits()?;
         let http = if parts.http && !http_addrs.is_empty() {
             let sources = Sources {
@@ -457,6 +461,8 @@ async fn start_relay(
     let workers = Workers {
         per_addr: f.relay.workers(),
         realtime_priority: f.relay.realtime_priority,
+        // Every datagram: the copies sent for it.
+        replies: Replies::new(crate::parts::metrics::RELAY_FANOUT, |_| true),
     };
     RelayServer::start(
         sup,

@@ -106,6 +106,16 @@ impl Snapshot {
             .is_some_and(|t| now.saturating_duration_since(t) < SNAPSHOT_INTERVAL)
     }
 
+    /// The master's listed servers, if a master runs here.
+    pub fn servers(&self) -> Option<&[ServerEntry]> {
+        self.servers.as_deref()
+    }
+
+    /// The directory's published relays and their health.
+    pub fn published(&self) -> &[api::relays::Published] {
+        &self.relays.published
+    }
+
     /// The body of an unfiltered `GET /api/pilots`, serialised once per snapshot.
     fn pilots_json(&self) -> &str {
         self.pilots_json.get_or_init(|| {
@@ -134,6 +144,7 @@ pub struct Publisher {
     building: tokio::sync::Mutex<Sent>,
     updates: broadcast::Sender<Arc<StreamUpdate>>,
     streams: Arc<Semaphore>,
+    max_streams: usize,
 }
 
 fn wall_clock() -> Clock {
@@ -154,7 +165,13 @@ impl Publisher {
             building: tokio::sync::Mutex::new(Sent::default()),
             updates: broadcast::channel(STREAM_BACKLOG).0,
             streams: Arc::new(Semaphore::new(max_streams)),
+            max_streams,
         })
+    }
+
+    /// Pilot streams open now.
+    pub fn open_streams(&self) -> usize {
+        self.max_streams.saturating_sub(self.streams.available_permits())
     }
 
     /// The latest snapshot, taken now if the last one is a second old or more.

@@ -1034,7 +1034,11 @@ async fn probe_all(
                     return (i, None);
                 };
                 match ping_relay(&ping, a, timeout).await {
-                    Ok(rtt) => (i, Some(rtt)),
+                    Ok(rtt) => {
+                        metrics::histogram!(crate::parts::metrics::DNS_PROBE_RTT)
+                            .record(rtt.as_secs_f64());
+                        (i, Some(rtt))
+                    }
                     Err(e) => {
                         tracing::debug!(error = %e, "relay probe failed");
                         (i, None)

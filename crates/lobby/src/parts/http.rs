@@ -1,5 +1,7 @@
 //! The HTTP listener shared by every part: the Xash3D engine's static server list
-//! (`GET /v1/servers/<gamedir>`) from a snapshot of the master's table, and `/stats`.
+//! (`GET /v1/servers/<gamedir>`) from a snapshot of the master's table, `/stats`,
+//! `/metrics` (`parts::metrics`), the JSON API (`parts::api`) and the page
+//! (`parts::web`).
 //!
 //! Hardened for the public internet with library settings only:
 //! - hyper's header-read timer (`header_read_timeout`: a request head, on a fresh
@@ -43,6 +45,7 @@ use tokio_io_timeout::TimeoutStream;
 use tower::ServiceBuilder;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
+use tower_http::trace::TraceLayer;
 
 /// What the HTTP handlers read.
 #[derive(Clone, Default)]
@@ -183,22 +186,27 @@ impl HttpStats {
         self.reasons[r as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    fn snapshot(&self) -> serde_json::Map<String, serde_json::Value> {
-        let mut m = serde_json::Map::new();
-        for (k, v) in [
+    /// (name, value) of every counter, as `/stats` and `/metrics` show them.
+    pub(crate) fn counters(&self) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = [
             ("connections", &self.connections),
             ("open", &self.open),
             ("requests", &self.requests),
-        ] {
-            m.insert(k.into(), v.load(Ordering::Relaxed).into());
-        }
+        ]
+        .into_iter()
+        .map(|(k, c)| (k, c.load(Ordering::Relaxed)))
+        .collect();
         for r in Reason::ALL {
-            m.insert(
-                r.name().into(),
-                self.reasons[r as usize].load(Ordering::Relaxed).into(),
-            );
+            v.push((r.name(), self.reasons[r as usize].load(Ordering::Relaxed)));
         }
-        m
+        v
+    }
+
+    fn snapshot(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.counters()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect()
     }
 }
 
@@ -331,6 +339,36 @@ async fn stats(State(app): State<App>) -> Response {
         .into_response()
 }
 
+/// The Prometheus exposition (`parts::metrics`).
+async fn metrics(State(app): State<App>) -> Response {
+    let snap = app.publisher.current().await;
+    let gamedirs = snap
+        .servers()
+        .map(|s| s.iter().map(|e| e.gamedir.as_str()).collect());
+    let relays_up = app.sources.directory.as_ref().map(|_| {
+        let up = snap.published().iter().filter(|r| r.up).count();
+        (up, snap.published().len() - up)
+    });
+    let scrape = crate::parts::metrics::Scrape {
+        http: app.stats.counters(),
+        open_streams: app.publisher.open_streams(),
+        gamedirs,
+        relays_up,
+    };
+    match crate::parts::metrics::render(&app.sources, scrape) {
+        Some(text) => (
+            [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+            text,
+        )
+            .into_response(),
+        None => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "no metrics recorder in this process\n",
+        )
+            .into_response(),
+    }
+}
+
 async fn mpservers(State(app): State<App>) -> Response {
     let Some(d) = &app.sources.directory else {
         return (StatusCode::NOT_FOUND, "no directory runs in this process\n").into_response();
@@ -422,6 +460,7 @@ fn handler(app: App, limits: &Limits) -> Handler {
     let router = Router::new()
         .route("/v1/servers/{gamedir}", get(servers))
         .route("/stats", get(stats))
+        .route("/metrics", get(metrics))
         .route("/mpservers.xml", get(mpservers))
         .route("/mpstatus/mpservers.xml", get(mpservers))
         .with_state(app)
@@ -437,6 +476,22 @@ fn handler(app: App, limits: &Limits) -> Handler {
             }
             r.map(axum::body::Body::new)
         })
+        // Request time until the response head, by status code (a stream's head
+        // goes out at once; its length is not a request time).
+        .layer(
+            TraceLayer::new_for_http()
+                .on_request(())
+                .on_failure(())
+                .on_response(
+                    |r: &hyper::Response<_>, took: Duration, _: &tracing::Span| {
+                        metrics::histogram!(
+                            crate::parts::metrics::HTTP_REQUEST_TIME,
+                            "code" => r.status().as_u16().to_string()
+                        )
+                        .record(took.as_secs_f64());
+                    },
+                ),
+        )
         .layer(RequestBodyLimitLayer::new(limits.max_request_bytes))
         .layer(TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
@@ -703,6 +758,7 @@ impl HttpServer {
         let stats = Arc::new(HttpStats::default());
         let publisher = crate::parts::api::Publisher::new(sources.clone(), limits.max_streams);
         sup.spawn_task("http", publisher.clone().run(sup.stop().clone()));
+        sup.spawn_task("http", crate::parts::metrics::upkeep(sup.stop().clone()));
         let app = App {
             sources,
             stats: stats.clone(),
@@ -767,6 +823,17 @@ mod tests {
         assert!(!Arc::ptr_eq(&a, &c), "the table moved: a new snapshot");
         assert_eq!(&c.body("valve")[..], b"ip 192.0.2.7:27015\n");
         assert!(Arc::ptr_eq(&c, &cache.get(&m)));
+    }
+
+    #[test]
+    fn every_http_counter_has_a_metric_series_of_its_own() {
+        use crate::parts::metrics::{family, http_series};
+        let mut seen = std::collections::HashSet::new();
+        for (k, _) in HttpStats::default().counters() {
+            let s = http_series(k);
+            assert!(family(s.family).is_some(), "{k}: no family {}", s.family);
+            assert!(seen.insert(s), "{k}: {s:?} twice");
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The master part: [`master::Engine`] served over UDP, with its state file.
 
 use crate::lifecycle::{lock, Stop, Supervisor};
-use crate::udp_worker::{self, Workers};
+use crate::udp_worker::{self, Replies, Workers};
 use anyhow::{bail, Context, Result};
 use master::state::{SavedState, STATE_VERSION};
 use master::{Engine, Stats};
@@ -209,6 +209,10 @@ impl MasterServer {
         let workers = Workers {
             per_addr: workers,
             realtime_priority: 0,
+            // Scan requests: the list pages sent for each.
+            replies: Replies::new(crate::parts::metrics::MASTER_SCAN_PAGES, |d| {
+                d.starts_with(xash::master::ScanRequest::HEADER)
+            }),
         };
         let udp = udp_worker::serve(sup, "master", engine.clone(), listen, workers)?;
         lock(&engine).set_local_addrs(udp.clone());

@@ -6,6 +6,7 @@ pub mod api;
 pub mod dns;
 pub mod http;
 pub mod master;
+pub mod metrics;
 pub mod peers;
 pub mod relay;
 pub mod sim;
