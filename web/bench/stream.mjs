@@ -3,8 +3,8 @@
 // measured with performance.now() in the page) and the stream's bytes per second
 // (Chromium's own count, CDP Network.dataReceived, for /api/pilots/stream).
 //
-//   LOBBY_BIN=/abs/lobby node bench/stream.mjs [--pilots 10000] [--seconds 30] [--hz 1]
-//       the real relay, fed by `lobby load fg --pilots N --layout world`
+//   LOBBY_BIN=/abs/lobby node bench/stream.mjs [--pilots 10000] [--seconds 30] [--hz 1] [--move 300]
+//       the real relay, fed by `lobby load fg --pilots N --layout world --move KT`
 //   node bench/stream.mjs --mock [--pilots 10000] [--seconds 30]
 //       dev/mock.mjs instead (synthetic pilots, every one moving every second)
 
@@ -20,6 +20,7 @@ const MOCK = args.includes('--mock');
 const N = Number(opt('pilots', 10000));
 const SECONDS = Number(opt('seconds', 30));
 const HZ = opt('hz', '1');
+const MOVE = opt('move', '300'); // knots: every pilot moves, so every update carries them all
 const BIN = process.env.LOBBY_BIN;
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -41,7 +42,7 @@ try {
     const up = await start(BIN, ['up', '--config', conf], { ready: (p) => web(p) && p.listeners.some((l) => l.part === 'relay') });
     base = `http://${web(up).addr}/`;
     const target = up.addr('relay', 'udp');
-    const loadArgs = ['load', 'fg', '--target', target, '--pilots', String(N), '--hz', HZ, '--layout', 'world', '--range', '1', '--seconds', String(SECONDS + 40), '--warmup', '2'];
+    const loadArgs = ['load', 'fg', '--target', target, '--pilots', String(N), '--hz', HZ, '--layout', 'world', '--range', '1', '--seconds', String(SECONDS + 40), '--warmup', '2', '--move', MOVE];
     loadCmd = `lobby ${loadArgs.join(' ')}`;
     await start(BIN, loadArgs, { ready: () => true, timeoutMs: 60000 });
     source = `lobby up (relay) + ${loadCmd}`;

@@ -55,6 +55,9 @@ export function start(program, args, { expect = 1, ready = null, timeoutMs = 200
       }
       if (!done && cond(proc)) { done = true; clearTimeout(timer); resolve(proc); }
     });
+    // A program that prints nothing until it ends (a load generator) is ready once
+    // it runs, if `ready` says so with no line read.
+    child.on('spawn', () => { if (!done && cond(proc)) { done = true; clearTimeout(timer); resolve(proc); } });
     child.stderr.on('data', (d) => { proc.err += d; if (proc.err.length > 200000) proc.err = proc.err.slice(-100000); });
     child.on('exit', (code, sig) => {
       proc.exited = { code, sig };

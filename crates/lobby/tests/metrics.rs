@@ -45,8 +45,13 @@ fn parse(text: &str) -> HashMap<String, f64> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
         .map(|l| {
-            let (k, v) = l.rsplit_once(' ').unwrap_or_else(|| panic!("bad line {l:?}"));
-            (k.to_string(), v.parse().unwrap_or_else(|_| panic!("bad value {l:?}")))
+            let (k, v) = l
+                .rsplit_once(' ')
+                .unwrap_or_else(|| panic!("bad line {l:?}"));
+            (
+                k.to_string(),
+                v.parse().unwrap_or_else(|_| panic!("bad value {l:?}")),
+            )
         })
         .collect()
 }
@@ -96,7 +101,9 @@ fn traffic(relay: SocketAddr, master: SocketAddr) -> (UdpSocket, UdpSocket) {
         .unwrap();
     scanner.send_to(SCAN, master).unwrap();
     let mut buf = [0u8; 2048];
-    scanner.recv_from(&mut buf).expect("the master answers a scan");
+    scanner
+        .recv_from(&mut buf)
+        .expect("the master answers a scan");
     (a, b)
 }
 
@@ -110,7 +117,8 @@ fn the_exposition_passes_promtool_and_carries_every_stats_counter() {
     scrape_until(http, "the events counted", |m| {
         m.get("lobby_relay_datagrams_dropped_total{reason=\"bad_magic\"}") == Some(&1.0)
             && m.get("lobby_master_scan_reply_pages_count") == Some(&1.0)
-            && m.get("lobby_dns_probe_rtt_seconds_count").is_some_and(|&n| n >= 1.0)
+            && m.get("lobby_dns_probe_rtt_seconds_count")
+                .is_some_and(|&n| n >= 1.0)
     });
     let (text, m) = scrape(http);
 
@@ -145,11 +153,15 @@ fn the_exposition_passes_promtool_and_carries_every_stats_counter() {
     ];
     let mut checked = 0;
     for (part, series) in parts {
-        let obj = stats[part].as_object().unwrap_or_else(|| panic!("no {part} in /stats"));
+        let obj = stats[part]
+            .as_object()
+            .unwrap_or_else(|| panic!("no {part} in /stats"));
         for (k, v) in obj {
             let k: &'static str = Box::leak(k.clone().into_boxed_str());
             let name = key(series(k));
-            let got = m2.get(&name).unwrap_or_else(|| panic!("/stats {part}.{k}: no {name}"));
+            let got = m2
+                .get(&name)
+                .unwrap_or_else(|| panic!("/stats {part}.{k}: no {name}"));
             if part != "http" {
                 assert_eq!(*got, v.as_u64().unwrap() as f64, "{part}.{k} as {name}");
             }
@@ -169,9 +181,13 @@ fn the_exposition_passes_promtool_and_carries_every_stats_counter() {
     // the bad one none.
     assert!(m["lobby_relay_fanout_datagrams_count"] >= 3.0);
     assert!(m["lobby_relay_fanout_datagrams_bucket{le=\"0\"}"] >= 1.0);
-    assert!(m["lobby_relay_fanout_datagrams_bucket{le=\"1\"}"] > m["lobby_relay_fanout_datagrams_bucket{le=\"0\"}"]);
     assert!(
-        m.keys().any(|k| k.starts_with("lobby_http_request_duration_seconds_count{code=\"200\"}")),
+        m["lobby_relay_fanout_datagrams_bucket{le=\"1\"}"]
+            > m["lobby_relay_fanout_datagrams_bucket{le=\"0\"}"]
+    );
+    assert!(
+        m.keys()
+            .any(|k| k.starts_with("lobby_http_request_duration_seconds_count{code=\"200\"}")),
         "{text}"
     );
     up.stop();
@@ -197,7 +213,10 @@ impl Prometheus {
         let log = dir.join("prometheus.log");
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", cfg.display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("tsdb").display()
+            ))
             .arg("--web.listen-address=127.0.0.1:0")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -215,7 +234,14 @@ impl Prometheus {
             let found = text
                 .lines()
                 .filter(|l| l.contains("Listening on"))
-                .find_map(|l| l.split("address=").nth(1)?.split_whitespace().next()?.parse().ok());
+                .find_map(|l| {
+                    l.split("address=")
+                        .nth(1)?
+                        .split_whitespace()
+                        .next()?
+                        .parse()
+                        .ok()
+                });
             if let Some(a) = found {
                 p.api = a;
                 return p;
@@ -223,7 +249,10 @@ impl Prometheus {
             if let Ok(Some(st)) = p.child.try_wait() {
                 panic!("prometheus exited ({st}):\n{text}");
             }
-            assert!(Instant::now() < deadline, "prometheus never listened:\n{text}");
+            assert!(
+                Instant::now() < deadline,
+                "prometheus never listened:\n{text}"
+            );
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -273,7 +302,10 @@ fn prometheus_scrapes_lobby_and_reads_the_values_back() {
     let prom = Prometheus::start(&dir, http);
     let want = [
         ("up{job=\"lobby\"}", 1.0),
-        ("lobby_relay_datagrams_dropped_total{reason=\"bad_magic\"}", 1.0),
+        (
+            "lobby_relay_datagrams_dropped_total{reason=\"bad_magic\"}",
+            1.0,
+        ),
         ("lobby_relay_pilots{origin=\"local\"}", 2.0),
         ("lobby_master_scans_total", 1.0),
         ("lobby_master_scan_reply_pages_count", 1.0),
@@ -295,4 +327,54 @@ fn prometheus_scrapes_lobby_and_reads_the_values_back() {
     }
     drop(prom);
     up.stop();
+}
+
+#[test]
+fn a_relay_alone_serves_its_metrics_with_http_and_none_without() {
+    let r = Lobby::start(
+        &[
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--telnet",
+            "off",
+            "--http",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    let http = r.addr("http", "tcp");
+    let relay = r.addr("relay", "udp");
+    let (a, b) = (client(false), client(false));
+    a.send_to(&pos("ALPHA", BIKF, 100), relay).unwrap();
+    send_until_seen(&b, &pos("BRAVO", BIKF, 100), relay, &a, "BRAVO");
+    scrape_until(http, "both pilots counted", |m| {
+        m.get("lobby_relay_pilots{origin=\"local\"}") == Some(&2.0)
+            && m.get("lobby_relay_fanout_datagrams_count")
+                .is_some_and(|&n| n >= 2.0)
+    });
+    let (text, _) = scrape(http);
+    assert!(
+        !text.contains("lobby_master_"),
+        "no master runs here:\n{text}"
+    );
+    assert_eq!(http_get(http, "/api/pilots").0, 200);
+    r.stop();
+    // Without --http nothing listens on TCP but the telnet list.
+    let r = Lobby::start(
+        &[
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--telnet",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    assert!(
+        r.listeners.iter().all(|(p, _, _)| p == "relay"),
+        "{:?}",
+        r.listeners
+    );
+    r.stop();
 }

@@ -319,9 +319,11 @@ fn command_line(
         })
         .collect();
     let http_flags = args.iter().filter(|a| *a == "--http").count();
-    let http = match http_flags {
-        0 => count(t, "http", "listen"),
-        n => n,
+    // `--http` replaces `[http] listen`; the relay serves HTTP only with the flag.
+    let http = match (http_flags, args[0].as_str()) {
+        (0, "relay") => 0,
+        (0, _) => count(t, "http", "listen"),
+        (n, _) => n,
     };
     let mut want = BTreeMap::new();
     let (relay, master, dns) = match args[0].as_str() {
@@ -343,7 +345,7 @@ fn command_line(
     if dns {
         want.insert("dns".into(), 2 * count(t, "dns", "listen"));
     }
-    if (master || dns) && http > 0 {
+    if http > 0 {
         want.insert("http".into(), http);
     }
     (args, want)

@@ -106,6 +106,11 @@ pub struct FgArgs {
     #[arg(long, default_value_t = 0, value_name = "N",
           value_parser = clap::value_parser!(u32).range(0..=i64::from(churn::MAX_BURST)))]
     pub expire_burst: u32,
+    /// Every pilot flies at this ground speed in knots, each on its own great circle
+    /// from its place (0: they hold still). Delivery is still judged from the start
+    /// positions, so keep `speed × seconds` small next to `--range` when it matters.
+    #[arg(long = "move", default_value_t = 0.0, value_name = "KT")]
+    pub move_kt: f64,
 }
 
 impl FgArgs {
@@ -146,9 +151,57 @@ struct Plan {
     t_end: f64,
     /// `CLOCK_REALTIME` at the start, ns: the zero of the send stamps.
     base_ns: i64,
+    /// How the pilots move, if they do.
+    motion: Option<Motion>,
+}
+
+/// Pilots flying great circles at one speed: each from its start along its course.
+struct Motion {
+    /// (latitude, longitude, altitude m, course) of each pilot at the start.
+    start: Vec<(f64, f64, f64, f64)>,
+    /// Nautical miles per second.
+    nm_per_s: f64,
+}
+
+impl Motion {
+    /// Courses spread by the golden angle, so neighbours fly different ways.
+    fn new(pos: &[[f64; 3]], kt: f64) -> Motion {
+        let start = pos
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let g = fgmp::geo::from_ecef(p);
+                let course = (i as f64 * 137.507_764).rem_euclid(360.0);
+                (g.lat_deg, g.lon_deg, g.alt_m, course)
+            })
+            .collect();
+        Motion {
+            start,
+            nm_per_s: kt / 3600.0,
+        }
+    }
+
+    /// Pilot `i`'s position `t` seconds after the start.
+    fn at(&self, i: usize, t: f64) -> [f64; 3] {
+        let (lat, lon, alt_m, course) = self.start[i];
+        let (lat_deg, lon_deg) = fgmp::geo::destination(lat, lon, course, self.nm_per_s * t);
+        fgmp::geo::to_ecef(fgmp::geo::Geodetic {
+            lat_deg,
+            lon_deg,
+            alt_m,
+        })
+    }
 }
 
 impl Plan {
+    /// Pilot `i`'s position `t` seconds after the start.
+    fn position(&self, i: usize, t: f64) -> [f64; 3] {
+        match &self.motion {
+            Some(m) => m.at(i, t),
+            None => self.pos[i],
+        }
+    }
+
     /// The timeline of `args` for pilots at `pos`; `base_ns` is `CLOCK_REALTIME` at the start.
     fn new(args: &FgArgs, pos: Vec<[f64; 3]>, base_ns: i64) -> Plan {
         let n = pos.len();
@@ -157,6 +210,7 @@ impl Plan {
         let t0 = 0.05;
         let t_measure = t0 + warmup_rounds as f64 / args.hz;
         let t_window_end = t_measure + rounds as f64 / args.hz;
+        let motion = (args.move_kt > 0.0).then(|| Motion::new(&pos, args.move_kt));
         Plan {
             n,
             range: f64::from(args.range),
@@ -169,6 +223,7 @@ impl Plan {
             t_window_end,
             t_end: t_window_end + args.drain,
             base_ns,
+            motion,
         }
     }
 }
@@ -190,6 +245,9 @@ fn validate(a: &FgArgs) -> Result<()> {
         if !(s.is_finite() && (0.0..=600.0).contains(&s)) {
             bail!("--spread must be between 0 and 600 nm");
         }
+    }
+    if !(a.move_kt.is_finite() && (0.0..=2000.0).contains(&a.move_kt)) {
+        bail!("--move must be between 0 and 2000 kt");
     }
     a.churn_args().validate()
 }
@@ -480,4 +538,32 @@ fn print(report: &Report, json: bool) -> Result<()> {
     }
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fgmp::geo::{distance_nm, to_ecef, Geodetic};
+
+    #[test]
+    fn moving_pilots_cover_speed_times_time_each_on_its_own_course() {
+        let at = |lat_deg, lon_deg| {
+            to_ecef(Geodetic {
+                lat_deg,
+                lon_deg,
+                alt_m: 1000.0,
+            })
+        };
+        let pos = vec![at(63.985, -22.605), at(63.985, -22.605), at(-33.9, 151.2)];
+        let m = Motion::new(&pos, 360.0); // 0.1 nm/s
+        for (i, &p) in pos.iter().enumerate() {
+            assert!(distance_nm(m.at(i, 0.0), p) < 0.01);
+            let d = distance_nm(m.at(i, 60.0), p);
+            assert!((d - 6.0).abs() < 0.05, "pilot {i}: {d} nm in 60 s");
+            let alt = fgmp::geo::from_ecef(m.at(i, 60.0)).alt_m;
+            assert!((alt - 1000.0).abs() < 1.0, "altitude kept: {alt}");
+        }
+        // Two pilots at one place part ways.
+        assert!(distance_nm(m.at(0, 60.0), m.at(1, 60.0)) > 1.0);
+    }
 }

@@ -55,8 +55,8 @@ impl Schedule<'_> {
             }
             let i = (j % n) as usize;
             let round = j / n;
-            self.dg
-                .set_pilot(&self.callsigns[i], self.range_nm, self.plan.pos[i]);
+            let pos = self.plan.position(i, secs(start));
+            self.dg.set_pilot(&self.callsigns[i], self.range_nm, pos);
             self.dg
                 .set_stamp(stamp_now(self.plan.base_ns), i as u32, round as u32);
             match self.socks[i].send(self.dg.bytes()) {

@@ -74,6 +74,11 @@ pub struct RelayArgs {
     /// lower tail latency on a busy machine. 0 = normal scheduling (default).
     #[arg(long, value_name = "PRIO")]
     realtime_priority: Option<u8>,
+    /// TCP address for HTTP (the pilot API, `/metrics`, `/stats`, the web page);
+    /// repeatable. Only this flag starts it (a shared lobby.toml's `[http] listen`
+    /// belongs to the master); the file's `[http]` limits apply.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Vec<String>,
 }
 
 /// Flags of `lobby master`; each overrides the configuration file.
@@ -248,12 +253,24 @@ impl MasterArgs {
 }
 
 impl RelayArgs {
-    /// The `[relay]` settings: TOML file, then fgms.conf, then these flags.
-    fn resolve(&self) -> Result<config::RelaySection> {
-        let mut r = match &self.config {
-            Some(p) => config::load(p)?.relay,
-            None => config::RelaySection::default(),
+    /// The relay's configuration: the file's `[relay]` and `[http]` limits, then
+    /// fgms.conf, then these flags; HTTP listens only where `--http` says.
+    fn resolve(&self) -> Result<config::File> {
+        let file = match &self.config {
+            Some(p) => config::load(p)?,
+            None => config::File::default(),
         };
+        let mut http = file.http;
+        http.listen = self.http.clone();
+        Ok(config::File {
+            relay: self.resolve_relay(file.relay)?,
+            http,
+            ..config::File::default()
+        })
+    }
+
+    /// The `[relay]` settings: TOML file, then fgms.conf, then these flags.
+    fn resolve_relay(&self, mut r: config::RelaySection) -> Result<config::RelaySection> {
         if let Some(p) = &self.fgms_config {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read fgms config {}", p.display()))?;
@@ -567,16 +584,10 @@ pub async fn run_relay(args: RelayArgs) -> Result<ExitCode> {
         relay: true,
         master: false,
         dns: false,
-        http: false,
+        http: true,
         sim: false,
     };
-    serve(parts, move || {
-        Ok(config::File {
-            relay: args.resolve()?,
-            ..config::File::default()
-        })
-    })
-    .await
+    serve(parts, move || args.resolve()).await
 }
 
 /// `lobby master`.

@@ -171,7 +171,8 @@ impl Publisher {
 
     /// Pilot streams open now.
     pub fn open_streams(&self) -> usize {
-        self.max_streams.saturating_sub(self.streams.available_permits())
+        self.max_streams
+            .saturating_sub(self.streams.available_permits())
     }
 
     /// The latest snapshot, taken now if the last one is a second old or more.

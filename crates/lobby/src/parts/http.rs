@@ -357,7 +357,10 @@ async fn metrics(State(app): State<App>) -> Response {
     };
     match crate::parts::metrics::render(&app.sources, scrape) {
         Some(text) => (
-            [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+            [(
+                header::CONTENT_TYPE,
+                "text/plain; version=0.0.4; charset=utf-8",
+            )],
             text,
         )
             .into_response(),

@@ -61,75 +61,315 @@ pub const HTTP_REQUEST_TIME: &str = "lobby_http_request_duration_seconds";
 
 /// Every family `/metrics` exposes.
 pub const FAMILIES: &[Family] = &[
-    fam("lobby_build_info", G, "Always 1; the version of the running lobby as a label."),
+    fam(
+        "lobby_build_info",
+        G,
+        "Always 1; the version of the running lobby as a label.",
+    ),
     // relay
-    fam("lobby_relay_received_datagrams_total", C, "Datagrams the relay received."),
-    fam("lobby_relay_received_bytes_total", C, "Bytes the relay received."),
-    fam("lobby_relay_sent_datagrams_total", C, "Datagrams the relay queued for sending."),
-    fam("lobby_relay_sent_bytes_total", C, "Bytes the relay queued for sending."),
-    fam("lobby_relay_accepted_datagrams_total", C, "Datagrams the relay accepted, by kind (position, chat, ping answered, pong)."),
-    fam("lobby_relay_link_received_datagrams_total", C, "Datagrams accepted from linked relays."),
-    fam("lobby_relay_link_sent_datagrams_total", C, "Datagrams sent to linked relays."),
-    fam("lobby_relay_crossfeed_sent_datagrams_total", C, "Datagrams sent to crossfeed targets."),
-    fam("lobby_relay_pilots_joined_total", C, "Pilots that joined the relay."),
-    fam("lobby_relay_pilots_expired_total", C, "Pilots dropped after going silent."),
-    fam("lobby_relay_pilots_replaced_total", C, "Pilots replaced by a new callsign from the same address."),
-    fam("lobby_relay_pilots", G, "Pilots in the relay's table now, local or remote (learned from linked relays)."),
-    fam("lobby_relay_peer_resolve_failures_total", C, "Relay peer or crossfeed names that did not resolve."),
-    fam("lobby_relay_peer_address_changes_total", C, "Relay peer or crossfeed names resolved to a first or a new address."),
-    fam("lobby_relay_telnet_lists_served_total", C, "Telnet pilot lists sent."),
-    fam("lobby_relay_telnet_refused_total", C, "Telnet connections closed unserved, by cap (per_ip_cap, connection_cap)."),
-    fam("lobby_relay_datagrams_dropped_total", C, "Datagrams the relay dropped, by reason."),
-    fam(RELAY_FANOUT, H, "Datagrams the relay sent for each datagram it received."),
+    fam(
+        "lobby_relay_received_datagrams_total",
+        C,
+        "Datagrams the relay received.",
+    ),
+    fam(
+        "lobby_relay_received_bytes_total",
+        C,
+        "Bytes the relay received.",
+    ),
+    fam(
+        "lobby_relay_sent_datagrams_total",
+        C,
+        "Datagrams the relay queued for sending.",
+    ),
+    fam(
+        "lobby_relay_sent_bytes_total",
+        C,
+        "Bytes the relay queued for sending.",
+    ),
+    fam(
+        "lobby_relay_accepted_datagrams_total",
+        C,
+        "Datagrams the relay accepted, by kind (position, chat, ping answered, pong).",
+    ),
+    fam(
+        "lobby_relay_link_received_datagrams_total",
+        C,
+        "Datagrams accepted from linked relays.",
+    ),
+    fam(
+        "lobby_relay_link_sent_datagrams_total",
+        C,
+        "Datagrams sent to linked relays.",
+    ),
+    fam(
+        "lobby_relay_crossfeed_sent_datagrams_total",
+        C,
+        "Datagrams sent to crossfeed targets.",
+    ),
+    fam(
+        "lobby_relay_pilots_joined_total",
+        C,
+        "Pilots that joined the relay.",
+    ),
+    fam(
+        "lobby_relay_pilots_expired_total",
+        C,
+        "Pilots dropped after going silent.",
+    ),
+    fam(
+        "lobby_relay_pilots_replaced_total",
+        C,
+        "Pilots replaced by a new callsign from the same address.",
+    ),
+    fam(
+        "lobby_relay_pilots",
+        G,
+        "Pilots in the relay's table now, local or remote (learned from linked relays).",
+    ),
+    fam(
+        "lobby_relay_peer_resolve_failures_total",
+        C,
+        "Relay peer or crossfeed names that did not resolve.",
+    ),
+    fam(
+        "lobby_relay_peer_address_changes_total",
+        C,
+        "Relay peer or crossfeed names resolved to a first or a new address.",
+    ),
+    fam(
+        "lobby_relay_telnet_lists_served_total",
+        C,
+        "Telnet pilot lists sent.",
+    ),
+    fam(
+        "lobby_relay_telnet_refused_total",
+        C,
+        "Telnet connections closed unserved, by cap (per_ip_cap, connection_cap).",
+    ),
+    fam(
+        "lobby_relay_datagrams_dropped_total",
+        C,
+        "Datagrams the relay dropped, by reason.",
+    ),
+    fam(
+        RELAY_FANOUT,
+        H,
+        "Datagrams the relay sent for each datagram it received.",
+    ),
     // master
-    fam("lobby_master_received_datagrams_total", C, "Datagrams the master received."),
-    fam("lobby_master_received_bytes_total", C, "Bytes the master received."),
-    fam("lobby_master_sent_datagrams_total", C, "Datagrams the master sent."),
+    fam(
+        "lobby_master_received_datagrams_total",
+        C,
+        "Datagrams the master received.",
+    ),
+    fam(
+        "lobby_master_received_bytes_total",
+        C,
+        "Bytes the master received.",
+    ),
+    fam(
+        "lobby_master_sent_datagrams_total",
+        C,
+        "Datagrams the master sent.",
+    ),
     fam("lobby_master_sent_bytes_total", C, "Bytes the master sent."),
-    fam("lobby_master_heartbeats_total", C, "Heartbeats answered with a challenge."),
-    fam("lobby_master_servers_added_total", C, "New servers registered."),
-    fam("lobby_master_servers_refreshed_total", C, "Known servers refreshed by a valid info."),
-    fam("lobby_master_servers_expired_total", C, "Servers dropped after server_ttl without a valid info."),
-    fam("lobby_master_shutdowns_ignored_total", C, "Shutdown messages (spoofable, ignored)."),
+    fam(
+        "lobby_master_heartbeats_total",
+        C,
+        "Heartbeats answered with a challenge.",
+    ),
+    fam(
+        "lobby_master_servers_added_total",
+        C,
+        "New servers registered.",
+    ),
+    fam(
+        "lobby_master_servers_refreshed_total",
+        C,
+        "Known servers refreshed by a valid info.",
+    ),
+    fam(
+        "lobby_master_servers_expired_total",
+        C,
+        "Servers dropped after server_ttl without a valid info.",
+    ),
+    fam(
+        "lobby_master_shutdowns_ignored_total",
+        C,
+        "Shutdown messages (spoofable, ignored).",
+    ),
     fam("lobby_master_scans_total", C, "Scan requests answered."),
-    fam("lobby_master_list_pages_total", C, "Server-list datagrams sent."),
-    fam("lobby_master_cached_pages_total", C, "Server-list datagrams served from the page cache."),
-    fam("lobby_master_fake_lists_total", C, "Outdated clients sent the please-update entry."),
-    fam("lobby_master_nat_announces_total", C, "NAT connect messages sent to servers."),
-    fam("lobby_master_nat_announces_limited_total", C, "NAT announces not sent: the client was over its announces per second."),
-    fam("lobby_master_info_queries_total", C, "info queries answered with the update entry."),
-    fam("lobby_master_admin_challenges_total", C, "Admin challenges sent."),
-    fam("lobby_master_admin_commands_total", C, "Authenticated admin commands."),
-    fam("lobby_master_ban_changes_total", C, "Admin commands that changed the ban list."),
-    fam("lobby_master_rate_evictions_total", C, "Per-source rate entries evicted to make room for a new source."),
-    fam("lobby_master_datagrams_dropped_total", C, "Datagrams the master dropped, by reason."),
-    fam("lobby_master_servers_registered", G, "Servers in the master's table now, every gamedir."),
-    fam("lobby_master_servers", G, "Servers listed now, by gamedir (the 20 largest; the rest as gamedir=\"(other)\")."),
-    fam(MASTER_SCAN_PAGES, H, "Reply datagrams (list pages) per scan request."),
+    fam(
+        "lobby_master_list_pages_total",
+        C,
+        "Server-list datagrams sent.",
+    ),
+    fam(
+        "lobby_master_cached_pages_total",
+        C,
+        "Server-list datagrams served from the page cache.",
+    ),
+    fam(
+        "lobby_master_fake_lists_total",
+        C,
+        "Outdated clients sent the please-update entry.",
+    ),
+    fam(
+        "lobby_master_nat_announces_total",
+        C,
+        "NAT connect messages sent to servers.",
+    ),
+    fam(
+        "lobby_master_nat_announces_limited_total",
+        C,
+        "NAT announces not sent: the client was over its announces per second.",
+    ),
+    fam(
+        "lobby_master_info_queries_total",
+        C,
+        "info queries answered with the update entry.",
+    ),
+    fam(
+        "lobby_master_admin_challenges_total",
+        C,
+        "Admin challenges sent.",
+    ),
+    fam(
+        "lobby_master_admin_commands_total",
+        C,
+        "Authenticated admin commands.",
+    ),
+    fam(
+        "lobby_master_ban_changes_total",
+        C,
+        "Admin commands that changed the ban list.",
+    ),
+    fam(
+        "lobby_master_rate_evictions_total",
+        C,
+        "Per-source rate entries evicted to make room for a new source.",
+    ),
+    fam(
+        "lobby_master_datagrams_dropped_total",
+        C,
+        "Datagrams the master dropped, by reason.",
+    ),
+    fam(
+        "lobby_master_servers_registered",
+        G,
+        "Servers in the master's table now, every gamedir.",
+    ),
+    fam(
+        "lobby_master_servers",
+        G,
+        "Servers listed now, by gamedir (the 20 largest; the rest summed as (other)).",
+    ),
+    fam(
+        MASTER_SCAN_PAGES,
+        H,
+        "Reply datagrams (list pages) per scan request.",
+    ),
     // dns
-    fam("lobby_dns_probes_failed_total", C, "Relay probes that got no answer."),
-    fam("lobby_dns_pushes_total", C, "RFC 2136 updates sent to the primary, by result (acked, refused, unanswered, bad_reply)."),
-    fam("lobby_dns_pushes_over_tcp_total", C, "Updates sent over TCP because they do not fit a UDP message."),
-    fam("lobby_dns_push_retries_total", C, "Retries after a failed push."),
-    fam("lobby_dns_push_refresh_mismatches_total", C, "Refreshes that found the primary's records differing from the published ones."),
-    fam("lobby_dns_push_refresh_failures_total", C, "Refreshes that could not read the primary's records."),
-    fam("lobby_dns_resolve_failures_total", C, "Host names that did not resolve, by target (push, relay)."),
-    fam("lobby_dns_zone_transfers_total", C, "Zone transfer requests, by result (allowed, refused_unsigned, refused_bad_tsig)."),
-    fam("lobby_dns_relays", G, "Published relays by health (up, down)."),
+    fam(
+        "lobby_dns_probes_failed_total",
+        C,
+        "Relay probes that got no answer.",
+    ),
+    fam(
+        "lobby_dns_pushes_total",
+        C,
+        "RFC 2136 updates sent to the primary, by result (acked, refused, unanswered, bad_reply).",
+    ),
+    fam(
+        "lobby_dns_pushes_over_tcp_total",
+        C,
+        "Updates sent over TCP because they do not fit a UDP message.",
+    ),
+    fam(
+        "lobby_dns_push_retries_total",
+        C,
+        "Retries after a failed push.",
+    ),
+    fam(
+        "lobby_dns_push_refresh_mismatches_total",
+        C,
+        "Refreshes that found the primary's records differing from the published ones.",
+    ),
+    fam(
+        "lobby_dns_push_refresh_failures_total",
+        C,
+        "Refreshes that could not read the primary's records.",
+    ),
+    fam(
+        "lobby_dns_resolve_failures_total",
+        C,
+        "Host names that did not resolve, by target (push, relay).",
+    ),
+    fam(
+        "lobby_dns_zone_transfers_total",
+        C,
+        "Zone transfer requests, by result (allowed, refused_unsigned, refused_bad_tsig).",
+    ),
+    fam(
+        "lobby_dns_relays",
+        G,
+        "Published relays by health (up, down).",
+    ),
     fam("lobby_dns_zone_serial", G, "The SOA serial served now."),
-    fam(DNS_PROBE_RTT, H, "Round trip of the directory's probe to a relay that answered."),
+    fam(
+        DNS_PROBE_RTT,
+        H,
+        "Round trip of the directory's probe to a relay that answered.",
+    ),
     // http
-    fam("lobby_http_connections_total", C, "HTTP connections accepted."),
-    fam("lobby_http_open_connections", G, "HTTP connections open now."),
-    fam("lobby_http_open_streams", G, "Pilot streams (Server-Sent Events) open now."),
+    fam(
+        "lobby_http_connections_total",
+        C,
+        "HTTP connections accepted.",
+    ),
+    fam(
+        "lobby_http_open_connections",
+        G,
+        "HTTP connections open now.",
+    ),
+    fam(
+        "lobby_http_open_streams",
+        G,
+        "Pilot streams (Server-Sent Events) open now.",
+    ),
     fam("lobby_http_requests_total", C, "HTTP requests answered."),
-    fam("lobby_http_connections_refused_total", C, "HTTP connections refused at accept, by cap (connection_cap, per_ip_cap)."),
-    fam("lobby_http_accept_errors_total", C, "Failed accepts (descriptor table full, reset before accept)."),
-    fam("lobby_http_timeouts_total", C, "HTTP connections or requests cut off, by timer (header, idle, connection, request)."),
-    fam("lobby_http_rejected_requests_total", C, "HTTP requests refused, by reason (body_too_large, headers_too_large, bad_request)."),
-    fam(HTTP_REQUEST_TIME, H, "Time from a request to its response head, by status code."),
+    fam(
+        "lobby_http_connections_refused_total",
+        C,
+        "HTTP connections refused at accept, by cap (connection_cap, per_ip_cap).",
+    ),
+    fam(
+        "lobby_http_accept_errors_total",
+        C,
+        "Failed accepts (descriptor table full, reset before accept).",
+    ),
+    fam(
+        "lobby_http_timeouts_total",
+        C,
+        "HTTP connections or requests cut off, by timer (header, idle, connection, request).",
+    ),
+    fam(
+        "lobby_http_rejected_requests_total",
+        C,
+        "HTTP requests refused, by reason (body_too_large, headers_too_large, bad_request).",
+    ),
+    fam(
+        HTTP_REQUEST_TIME,
+        H,
+        "Time from a request to its response head, by status code.",
+    ),
     // process
-    fam("lobby_worker_restarts_total", C, "UDP worker threads restarted after a panic, by part."),
+    fam(
+        "lobby_worker_restarts_total",
+        C,
+        "UDP worker threads restarted after a panic, by part.",
+    ),
 ];
 
 /// One series: family, and at most one label.
@@ -181,9 +421,11 @@ pub fn relay_series(key: &'static str) -> Series {
         "telnet_refused_per_ip" => {
             labelled("lobby_relay_telnet_refused_total", "reason", "per_ip_cap")
         }
-        "telnet_refused_total" => {
-            labelled("lobby_relay_telnet_refused_total", "reason", "connection_cap")
-        }
+        "telnet_refused_total" => labelled(
+            "lobby_relay_telnet_refused_total",
+            "reason",
+            "connection_cap",
+        ),
         // Every other key is a drop reason.
         reason => labelled("lobby_relay_datagrams_dropped_total", "reason", reason),
     }
@@ -236,12 +478,16 @@ pub fn dns_series(key: &'static str) -> Series {
         "push_resolve_failed" => labelled("lobby_dns_resolve_failures_total", "target", "push"),
         "relay_resolve_failed" => labelled("lobby_dns_resolve_failures_total", "target", "relay"),
         "axfr_allowed" => labelled("lobby_dns_zone_transfers_total", "result", "allowed"),
-        "axfr_refused_unsigned" => {
-            labelled("lobby_dns_zone_transfers_total", "result", "refused_unsigned")
-        }
-        "axfr_refused_bad_tsig" => {
-            labelled("lobby_dns_zone_transfers_total", "result", "refused_bad_tsig")
-        }
+        "axfr_refused_unsigned" => labelled(
+            "lobby_dns_zone_transfers_total",
+            "result",
+            "refused_unsigned",
+        ),
+        "axfr_refused_bad_tsig" => labelled(
+            "lobby_dns_zone_transfers_total",
+            "result",
+            "refused_bad_tsig",
+        ),
         _ => plain("lobby_dns_unmapped"),
     }
 }
@@ -254,12 +500,16 @@ pub fn http_series(key: &'static str) -> Series {
         "connections" => plain("lobby_http_connections_total"),
         "open" => plain("lobby_http_open_connections"),
         "requests" => plain("lobby_http_requests_total"),
-        "refused_connection_cap" => {
-            labelled("lobby_http_connections_refused_total", "reason", "connection_cap")
-        }
-        "refused_per_ip_cap" => {
-            labelled("lobby_http_connections_refused_total", "reason", "per_ip_cap")
-        }
+        "refused_connection_cap" => labelled(
+            "lobby_http_connections_refused_total",
+            "reason",
+            "connection_cap",
+        ),
+        "refused_per_ip_cap" => labelled(
+            "lobby_http_connections_refused_total",
+            "reason",
+            "per_ip_cap",
+        ),
         "accept_errors" => plain("lobby_http_accept_errors_total"),
         "header_timeouts" => timeout("header"),
         "idle_timeouts" => timeout("idle"),
@@ -281,19 +531,27 @@ pub fn family(name: &str) -> Option<&'static Family> {
 const BUCKETS: &[(&str, &[f64])] = &[
     (
         RELAY_FANOUT,
-        &[0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 1024.0, 4096.0, 16384.0],
+        &[
+            0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 1024.0, 4096.0, 16384.0,
+        ],
     ),
     (
         MASTER_SCAN_PAGES,
-        &[0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0, 64.0, 128.0],
+        &[
+            0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0, 64.0, 128.0,
+        ],
     ),
     (
         DNS_PROBE_RTT,
-        &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5],
+        &[
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+        ],
     ),
     (
         HTTP_REQUEST_TIME,
-        &[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0],
+        &[
+            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
+        ],
     ),
 ];
 
@@ -490,16 +748,45 @@ mod tests {
             assert!(names.insert(f.name), "{} twice", f.name);
             assert!(f.name.starts_with("lobby_"), "{}", f.name);
             assert!(
-                f.name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                f.name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
                 "{}",
                 f.name
             );
-            assert_eq!(f.kind == Kind::Counter, f.name.ends_with("_total"), "{}", f.name);
+            assert_eq!(
+                f.kind == Kind::Counter,
+                f.name.ends_with("_total"),
+                "{}",
+                f.name
+            );
             assert!(!f.help.is_empty());
         }
         for (name, bounds) in BUCKETS {
-            assert_eq!(family(name).map(|f| f.kind), Some(Kind::Histogram), "{name}");
+            assert_eq!(
+                family(name).map(|f| f.kind),
+                Some(Kind::Histogram),
+                "{name}"
+            );
             assert!(bounds.windows(2).all(|w| w[0] < w[1]), "{name}");
+        }
+    }
+
+    #[test]
+    fn every_family_is_documented_in_the_api_document() {
+        let doc = include_str!("../../../../docs/API.md");
+        let section = &doc[doc.find("## `GET /metrics`").expect("a metrics section")..];
+        for f in FAMILIES {
+            let kind = match f.kind {
+                Kind::Counter => "counter",
+                Kind::Gauge => "gauge",
+                Kind::Histogram => "histogram",
+            };
+            assert!(
+                section.contains(&format!("| `{}` | {kind} |", f.name)),
+                "docs/API.md has no row for {} ({kind})",
+                f.name
+            );
         }
     }
 
