@@ -208,10 +208,12 @@ test('the server table lists the simulated fleets, sorts and filters', async () 
   const w = await open('servers');
   await w.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base.replace(/\/$/, '') });
   const { page, problems } = w;
-  const rows = await until(`${sims.length} server rows`, async () => {
+  // Every row, each under the name its server answered the master's info query with
+  // (the master protocol carries none; until it is known the row shows the address).
+  const rows = await until(`${sims.length} named server rows`, async () => {
     const r = await serverRows(page);
-    return r.length === sims.length ? r : null;
-  }, 20000);
+    return r.length === sims.length && r.every((x) => x.name !== x.address) ? r : null;
+  }, 30000);
   assert.deepEqual(rows.map((r) => r.address).sort(), sims.slice().sort(), 'every simulated server, by address');
   assert.equal((await page.locator('#server-count').innerText()).trim(), `${sims.length} shown / ${sims.length} listed`);
   for (const r of rows) {

@@ -13,6 +13,10 @@ use xash::master::{Os, ServerType};
 pub struct ServerEntry {
     /// `ip:port`, IPv6 bracketed.
     pub address: String,
+    /// The server's host name, from its own info reply (the master protocol carries
+    /// none): colour codes and control characters removed, at most 64 characters.
+    /// `null` until the server has answered (servers behind NAT are not asked).
+    pub name: Option<String>,
     /// Game directory (`valve`, `cstrike`, ...).
     pub gamedir: String,
     /// Map.
@@ -64,6 +68,7 @@ pub fn entry(l: &Listed<'_>, clock: &Clock) -> ServerEntry {
     let s = l.server;
     ServerEntry {
         address: l.addr.to_string(),
+        name: None,
         gamedir: text(&s.gamedir),
         map: text(&s.map),
         players: s.players,

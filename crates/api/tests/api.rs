@@ -209,6 +209,7 @@ fn a_stream_update_has_joins_moves_and_leaves() {
 fn server(gamedir: &str, players: u8, max: u8, nat: bool) -> ServerEntry {
     ServerEntry {
         address: "192.0.2.1:27015".into(),
+        name: None,
         gamedir: gamedir.into(),
         map: "crossfire".into(),
         players,

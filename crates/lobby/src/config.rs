@@ -390,6 +390,9 @@ pub struct MasterSection {
     pub admin: Vec<AdminEntry>,
     /// Receive threads per UDP address; 0 = one per core.
     pub workers: usize,
+    /// Seconds before a listed server is asked for its name again (its info, as a
+    /// client's browser asks; shown by `/api/servers` and the page); 0 = never ask.
+    pub name_refresh: f64,
 }
 
 impl Default for MasterSection {
@@ -425,6 +428,7 @@ impl Default for MasterSection {
             admin_allow: d.admin_allow.iter().map(|n| n.to_string()).collect(),
             admin: vec![],
             workers: 0,
+            name_refresh: 300.0,
         }
     }
 }
@@ -516,6 +520,14 @@ impl MasterSection {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
             n => n.min(64),
         }
+    }
+
+    /// How long a server's name is kept before it is asked again; `None`: never ask.
+    pub fn name_refresh(&self) -> Result<Option<Duration>> {
+        if self.name_refresh == 0.0 {
+            return Ok(None);
+        }
+        msecs(self.name_refresh, "name_refresh").map(Some)
     }
 }
 

@@ -198,3 +198,78 @@ fn the_openapi_document_names_every_path_and_field() {
     assert_eq!(schema_fields("PartStatus"), served(&ready["parts"][0]));
     assert_eq!(schema_fields("Pilot").len(), 14);
 }
+
+/// `/api/servers` entries of `http`, by address.
+fn servers_by_address(http: SocketAddr) -> std::collections::BTreeMap<String, Value> {
+    let (code, body) = json(http, "/api/servers");
+    assert_eq!(code, 200, "{body}");
+    body["servers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["address"].as_str().unwrap().to_string(), s.clone()))
+        .collect()
+}
+
+#[test]
+fn listed_servers_get_the_names_they_answer_with() {
+    let up = start("names");
+    let http = up.addr("http", "tcp");
+    let master = up.addr("master", "udp").to_string();
+    // Two servers with a coloured name (the cleaned name is listed), one behind NAT
+    // (never asked: it answers only after a NAT announce).
+    let fleet = Lobby::start(
+        &[
+            "sim",
+            "--master",
+            &master,
+            "--count",
+            "2",
+            "--hostname",
+            "^1Red ^7Base\u{7}",
+        ],
+        2,
+    );
+    let nat = Lobby::start(
+        &[
+            "sim",
+            "--master",
+            &master,
+            "--count",
+            "1",
+            "--nat",
+            "--hostname",
+            "Hidden",
+        ],
+        1,
+    );
+    let named: Vec<String> = fleet
+        .addrs("sim", "udp")
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+    let hidden = nat.addr("sim", "udp").to_string();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let list = loop {
+        let list = servers_by_address(http);
+        if named
+            .iter()
+            .all(|a| list.get(a).is_some_and(|s| s["name"].is_string()))
+            && list.contains_key(&hidden)
+        {
+            break list;
+        }
+        assert!(Instant::now() < deadline, "names never came: {list:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let mut names: Vec<&str> = named
+        .iter()
+        .map(|a| list[a]["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["Red Base #1", "Red Base #2"]);
+    assert!(list[&hidden]["name"].is_null(), "{:?}", list[&hidden]);
+    assert_eq!(list[&hidden]["nat"], true);
+    fleet.stop();
+    nat.stop();
+}

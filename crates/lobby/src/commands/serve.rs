@@ -398,6 +398,7 @@ impl Backbone {
                 directory: dns.as_ref().map(|d| d.directory.clone()),
                 restarts: Some(sup.restart_counts()),
                 peers: relay.as_ref().map(|r| r.peers().clone()),
+                names: master.as_ref().and_then(|m| m.names().cloned()),
                 ready: ready.clone(),
             };
             let h = HttpServer::start(&sup, &http_addrs, http_limits, sources).await?;
@@ -501,6 +502,7 @@ fn start_master(sup: &Supervisor, f: &config::File, cfg: master::Config) -> Resu
         f.master.workers(),
         state,
         Duration::from_secs_f64(f.master.save_interval),
+        f.master.name_refresh()?,
     )
 }
 

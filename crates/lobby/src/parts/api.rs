@@ -237,11 +237,22 @@ impl Publisher {
             api::pilots::pilots(&views, &clock)
         });
         let servers = src.master.as_ref().map(|m| {
-            let e = lock(m);
-            let t = e.table();
-            t.listed()
-                .map(|l| api::servers::entry(&l, &clock))
-                .collect::<Vec<ServerEntry>>()
+            let mut list = {
+                let e = lock(m);
+                let t = e.table();
+                t.listed()
+                    .map(|l| api::servers::entry(&l, &clock))
+                    .collect::<Vec<ServerEntry>>()
+            };
+            if let Some(n) = &src.names {
+                let book = lock(n);
+                for s in &mut list {
+                    if let Ok(a) = s.address.parse() {
+                        s.name = book.name(&a).map(str::to_string);
+                    }
+                }
+            }
+            list
         });
         let (published, dns) = match &src.directory {
             Some(d) => {

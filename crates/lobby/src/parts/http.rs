@@ -60,6 +60,8 @@ pub struct Sources {
     pub restarts: Option<crate::lifecycle::RestartCounts>,
     /// The relay's configured peer names and their addresses.
     pub peers: Option<Arc<Mutex<crate::parts::peers::PeerState>>>,
+    /// The master's listed servers' names, when it asks for them.
+    pub names: Option<crate::parts::server_names::Names>,
     /// Each part's readiness (`/readyz`).
     pub ready: crate::parts::api::Readiness,
 }

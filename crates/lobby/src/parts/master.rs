@@ -1,6 +1,7 @@
 //! The master part: [`master::Engine`] served over UDP, with its state file.
 
 use crate::lifecycle::{lock, Stop, Supervisor};
+use crate::parts::server_names::{poll_loop, NameBook, Names};
 use crate::udp_worker::{self, Replies, Workers};
 use anyhow::{bail, Context, Result};
 use master::state::{SavedState, STATE_VERSION};
@@ -178,6 +179,7 @@ pub struct MasterServer {
     engine: Arc<Mutex<Engine>>,
     udp: Vec<SocketAddr>,
     state_file: Option<Arc<StateFile>>,
+    names: Option<Names>,
 }
 
 impl MasterServer {
@@ -191,6 +193,7 @@ impl MasterServer {
         workers: usize,
         state_file: Option<PathBuf>,
         save_interval: Duration,
+        name_refresh: Option<Duration>,
     ) -> Result<MasterServer> {
         let now = Instant::now();
         let mut engine = Engine::new(config, Arc::new(Stats::default()), random_secret()?, now);
@@ -226,10 +229,17 @@ impl MasterServer {
             );
             sup.spawn_task("master-saver", task);
         }
+        let names = name_refresh.map(|r| {
+            let names: Names = Arc::new(Mutex::new(NameBook::new(r)));
+            let task = poll_loop(engine.clone(), names.clone(), sup.stop().clone());
+            sup.spawn_task("master-names", task);
+            names
+        });
         Ok(MasterServer {
             engine,
             udp,
             state_file,
+            names,
         })
     }
 
@@ -241,6 +251,11 @@ impl MasterServer {
     /// The engine, for reloads and readers (HTTP).
     pub fn engine(&self) -> &Arc<Mutex<Engine>> {
         &self.engine
+    }
+
+    /// The servers' names, when the master asks for them.
+    pub fn names(&self) -> Option<&Names> {
+        self.names.as_ref()
     }
 
     /// Applies a reloaded configuration; servers and bans are kept.

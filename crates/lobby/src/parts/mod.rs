@@ -9,5 +9,6 @@ pub mod master;
 pub mod metrics;
 pub mod peers;
 pub mod relay;
+pub mod server_names;
 pub mod sim;
 pub mod web;
