@@ -1,0 +1,1 @@
+//! The fgms tracker protocol (placeholder: filled in by the tracker work).
