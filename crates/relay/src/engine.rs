@@ -3,6 +3,7 @@
 
 use crate::config::{source_key, Config};
 use crate::expiry::{Entry, ExpiryQueue};
+use crate::sessions::{EndReason, LocalPosition, SessionEvent, SessionLog};
 use crate::spatial::{Placement, SpatialIndex};
 use crate::stats::{add, set, DropReason, Stats};
 use fgmp::header::RangeWord;
@@ -138,6 +139,8 @@ pub struct Engine {
     relay_links: Vec<LinkCounters>,
     /// Per crossfeed target, same order as `config.crossfeeds`.
     crossfeed_links: Vec<LinkCounters>,
+    /// Local pilots' sessions, when someone takes them (tracker, flight log).
+    sessions: Option<SessionLog>,
     // Scratch buffers reused across datagrams.
     candidates: Vec<u32>,
     relay_wants: Vec<bool>,
@@ -164,6 +167,7 @@ impl Engine {
             relay_is_crossfeed: Vec::new(),
             relay_links: Vec::new(),
             crossfeed_links: Vec::new(),
+            sessions: None,
             candidates: Vec::new(),
             relay_wants: Vec::new(),
             due: Vec::new(),
@@ -244,7 +248,7 @@ impl Engine {
             }
         }
         for id in stale {
-            self.remove(id);
+            self.remove(id, EndReason::Removed);
         }
         if expiry_changed {
             // Deadlines were filed with the old period: file every pilot again.
@@ -393,7 +397,22 @@ impl Engine {
                 p.velocity = read_velocity(datagram);
                 let model = read_model(datagram);
                 if model != p.model.as_slice() {
-                    p.model = model.to_vec();
+                    let old = std::mem::replace(&mut p.model, model.to_vec());
+                    if let (Some(log), Origin::Local) = (&mut self.sessions, p.origin) {
+                        // A flight ends when its model changes: one session per model.
+                        log.push(SessionEvent::Ended {
+                            callsign: p.callsign,
+                            model: String::from_utf8_lossy(&old).into_owned(),
+                            at: now,
+                            why: EndReason::ModelChanged,
+                        });
+                        log.push(SessionEvent::Began {
+                            callsign: p.callsign,
+                            model: String::from_utf8_lossy(&p.model).into_owned(),
+                            addr: p.addr,
+                            at: now,
+                        });
+                    }
                 }
                 let new = SpatialIndex::placement(p.pos, p.range_nm);
                 p.placement = self.index.update(id, p.placement, new);
@@ -410,6 +429,14 @@ impl Engine {
             if let Some(&id) = self.by_addr.get(&from) {
                 // One callsign per socket: the client changed its callsign.
                 let p = self.slots[id as usize].as_mut()?;
+                if let Some(log) = &mut self.sessions {
+                    log.push(SessionEvent::Ended {
+                        callsign: p.callsign,
+                        model: String::from_utf8_lossy(&p.model).into_owned(),
+                        at: p.last_seen,
+                        why: EndReason::Replaced,
+                    });
+                }
                 self.by_callsign.remove(&p.callsign);
                 self.by_callsign.insert(info.callsign, id);
                 p.callsign = info.callsign;
@@ -422,6 +449,14 @@ impl Engine {
                 p.last_seen = now;
                 p.joined = now;
                 p.last_lazy_relay = None;
+                if let Some(log) = &mut self.sessions {
+                    log.push(SessionEvent::Began {
+                        callsign: p.callsign,
+                        model: String::from_utf8_lossy(&p.model).into_owned(),
+                        addr: from,
+                        at: now,
+                    });
+                }
                 add(&self.stats.pilots_replaced, 1);
                 add(&self.stats.pilots_joined, 1);
                 return Some(id);
@@ -467,6 +502,14 @@ impl Engine {
         if origin == Origin::Local {
             self.by_addr.insert(from, id);
             *self.per_source.entry(source_key(from.ip())).or_default() += 1;
+            if let Some(log) = &mut self.sessions {
+                log.push(SessionEvent::Began {
+                    callsign: info.callsign,
+                    model: String::from_utf8_lossy(read_model(datagram)).into_owned(),
+                    addr: from,
+                    at: now,
+                });
+            }
         }
         self.index.insert(id, placement);
         self.expiry
@@ -614,7 +657,7 @@ impl Engine {
                 continue; // the pilot it was filed for is gone.
             }
             if now.saturating_duration_since(p.last_seen) > expiry {
-                self.remove(e.slot);
+                self.remove(e.slot, EndReason::Expired);
                 add(&self.stats.pilots_expired, 1);
             } else {
                 // Heard from since: look again when it would expire (always a later second).
@@ -625,10 +668,18 @@ impl Engine {
         self.due = due;
     }
 
-    fn remove(&mut self, id: u32) {
+    fn remove(&mut self, id: u32, why: EndReason) {
         if let Some(p) = self.slots.get_mut(id as usize).and_then(Option::take) {
             self.by_callsign.remove(&p.callsign);
             if p.origin == Origin::Local {
+                if let Some(log) = &mut self.sessions {
+                    log.push(SessionEvent::Ended {
+                        callsign: p.callsign,
+                        model: String::from_utf8_lossy(&p.model).into_owned(),
+                        at: p.last_seen,
+                        why,
+                    });
+                }
                 if self.by_addr.get(&p.addr) == Some(&id) {
                     self.by_addr.remove(&p.addr);
                 }
@@ -683,6 +734,50 @@ impl Engine {
                 counters: *c,
             });
         relays.chain(crossfeeds).collect()
+    }
+
+    /// Starts (or, with `None`, stops) logging local pilots' sessions, holding at most
+    /// `cap` untaken events. Pilots already in the table begin their sessions now.
+    pub fn record_sessions(&mut self, cap: Option<usize>, now: Instant) {
+        self.sessions = cap.map(SessionLog::new);
+        if let Some(log) = &mut self.sessions {
+            for p in self.slots.iter().flatten() {
+                if p.origin == Origin::Local {
+                    log.push(SessionEvent::Began {
+                        callsign: p.callsign,
+                        model: String::from_utf8_lossy(&p.model).into_owned(),
+                        addr: p.addr,
+                        at: now,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Moves the sessions' events logged since the last call into `out` (oldest
+    /// first); nothing when not logging.
+    pub fn take_sessions(&mut self, out: &mut Vec<SessionEvent>) {
+        if let Some(log) = &mut self.sessions {
+            log.drain_into(out);
+            set(&self.stats.session_events_dropped, log.dropped());
+        }
+    }
+
+    /// Every local pilot's latest position, for the tracker and the flight log.
+    pub fn local_positions(&self, out: &mut Vec<LocalPosition>) {
+        out.extend(
+            self.by_addr
+                .values()
+                .filter_map(|&id| self.slots.get(id as usize)?.as_ref())
+                .map(|p| LocalPosition {
+                    callsign: p.callsign,
+                    model: String::from_utf8_lossy(&p.model).into_owned(),
+                    position: p.pos,
+                    orientation: p.orientation,
+                    velocity: p.velocity,
+                    seen: p.last_seen,
+                }),
+        );
     }
 
     /// Every pilot, ordered by join time.

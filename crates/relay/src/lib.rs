@@ -9,6 +9,7 @@
 pub mod config;
 pub mod engine;
 pub mod expiry;
+pub mod sessions;
 pub mod spatial;
 pub mod stats;
 pub mod telnet;
@@ -16,4 +17,5 @@ pub mod telnet;
 pub use config::{source_key, Config, RelayPeer};
 pub use engine::{Engine, LinkCounters, LinkKind, LinkView, Origin, PilotView};
 pub use sansio::{Outbox, Transmit};
+pub use sessions::{EndReason, LocalPosition, SessionEvent};
 pub use stats::{DropReason, Stats};

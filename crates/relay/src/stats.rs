@@ -165,6 +165,9 @@ pub struct Stats {
     pub telnet_refused_per_ip: AtomicU64,
     /// Telnet connections closed unserved: too many open in total.
     pub telnet_refused_total: AtomicU64,
+    /// Session events (for the tracker and the flight log) dropped: their reader
+    /// fell behind and the log was full.
+    pub session_events_dropped: AtomicU64,
     drops: [AtomicU64; DropReason::ALL.len()],
 }
 
@@ -209,6 +212,7 @@ impl Stats {
             ("telnet_served", g(&self.telnet_served)),
             ("telnet_refused_per_ip", g(&self.telnet_refused_per_ip)),
             ("telnet_refused_total", g(&self.telnet_refused_total)),
+            ("session_events_dropped", g(&self.session_events_dropped)),
         ];
         for r in DropReason::ALL {
             v.push((r.name(), self.dropped(r)));

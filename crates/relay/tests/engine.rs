@@ -857,3 +857,113 @@ fn a_pilot_view_carries_the_velocity_and_the_time_since_its_last_datagram() {
     assert_eq!(v.silent_for, Duration::from_secs(2));
     assert_eq!(v.online_for, Duration::from_secs(2));
 }
+
+fn pos_model(cs: &str, at: (f64, f64), model: &str) -> Vec<u8> {
+    let m = Message::position(
+        Callsign::new(cs).unwrap(),
+        100,
+        Position::at(model, ecef(at.0, at.1)),
+    );
+    to_bytes(&m).unwrap()
+}
+
+/// (Began/Ended, callsign, model, seconds after t0, why) of every event taken.
+fn sessions(r: &mut Rig) -> Vec<(bool, String, String, u64, Option<relay::EndReason>)> {
+    let mut v = Vec::new();
+    r.e.take_sessions(&mut v);
+    v.into_iter()
+        .map(|e| match e {
+            relay::SessionEvent::Began {
+                callsign,
+                model,
+                at,
+                ..
+            } => (
+                true,
+                callsign.to_string(),
+                model,
+                (at - r.t0).as_secs(),
+                None,
+            ),
+            relay::SessionEvent::Ended {
+                callsign,
+                model,
+                at,
+                why,
+            } => (
+                false,
+                callsign.to_string(),
+                model,
+                (at - r.t0).as_secs(),
+                Some(why),
+            ),
+        })
+        .collect()
+}
+
+#[test]
+fn local_sessions_begin_and_end_with_the_pilot_its_callsign_and_its_model() {
+    use relay::EndReason::*;
+    let c172 = "Aircraft/c172p/Models/c172p.xml";
+    let ufo = "Aircraft/ufo/Models/ufo.xml";
+    let mut r = Rig::new(relay_cfg(&["127.0.0.9:5000"], false));
+    // Before logging starts nothing is kept; a pilot already flying begins when it starts.
+    r.send(&pos_model("EARLY", BIKF, c172), C, 0.0);
+    r.e.record_sessions(Some(16), r.t0 + Duration::from_secs(1));
+    assert_eq!(
+        sessions(&mut r),
+        vec![(true, "EARLY".into(), c172.into(), 1, None)]
+    );
+    r.send(&pos_model("ALPHA", BIKF, c172), A, 2.0);
+    r.send(&pos_model("ALPHA", BIKF, c172), A, 3.0);
+    // Same callsign, new model: one flight ends, the next begins.
+    r.send(&pos_model("ALPHA", BIKF, ufo), A, 4.0);
+    // The simulator's callsign changed on the same socket: ALPHA ends at its last datagram.
+    r.send(&pos_model("ALPHA2", BIKF, ufo), A, 5.0);
+    // A remote pilot (from the linked relay) is not a local session.
+    let mut remote = pos_model("REMOTE", BIKF, c172);
+    remote[0..4].copy_from_slice(b"SFGF");
+    r.send(&remote, "127.0.0.9:5000", 5.0);
+    assert_eq!(
+        sessions(&mut r),
+        vec![
+            (true, "ALPHA".into(), c172.into(), 2, None),
+            (false, "ALPHA".into(), c172.into(), 4, Some(ModelChanged)),
+            (true, "ALPHA".into(), ufo.into(), 4, None),
+            (false, "ALPHA".into(), ufo.into(), 4, Some(Replaced)),
+            (true, "ALPHA2".into(), ufo.into(), 5, None),
+        ]
+    );
+    // Silence: EARLY (last heard at 0 s) and ALPHA2 (5 s) end at their last datagram.
+    r.e.handle_timeout(r.t0 + Duration::from_secs(20), &mut r.out);
+    let mut ended = sessions(&mut r);
+    ended.sort_by(|a, b| a.1.cmp(&b.1));
+    assert_eq!(
+        ended,
+        vec![
+            (false, "ALPHA2".into(), ufo.into(), 5, Some(Expired)),
+            (false, "EARLY".into(), c172.into(), 0, Some(Expired)),
+        ]
+    );
+    // The log is bounded: past its cap, events are dropped and counted.
+    r.e.record_sessions(Some(2), r.t0 + Duration::from_secs(21));
+    for (i, a) in ["127.0.0.1:20001", "127.0.0.1:20002", "127.0.0.1:20003"]
+        .iter()
+        .enumerate()
+    {
+        r.send(&pos_model(&format!("P{i}"), BIKF, c172), a, 22.0);
+    }
+    assert_eq!(sessions(&mut r).len(), 2);
+    assert_eq!(
+        r.e.stats()
+            .session_events_dropped
+            .load(std::sync::atomic::Ordering::Relaxed),
+        1
+    );
+    // Positions of the local pilots, for the tracker's POSITION lines.
+    let mut at = Vec::new();
+    r.e.local_positions(&mut at);
+    let mut names: Vec<String> = at.iter().map(|p| p.callsign.to_string()).collect();
+    names.sort();
+    assert_eq!(names, ["P0", "P1", "P2"]);
+}

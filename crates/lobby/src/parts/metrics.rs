@@ -148,6 +148,11 @@ pub const FAMILIES: &[Family] = &[
         "Telnet connections closed unserved, by cap (per_ip_cap, connection_cap).",
     ),
     fam(
+        "lobby_relay_session_events_dropped_total",
+        C,
+        "Pilot session events (for the tracker and the flight log) dropped because their reader fell behind.",
+    ),
+    fam(
         "lobby_relay_datagrams_dropped_total",
         C,
         "Datagrams the relay dropped, by reason.",
@@ -421,6 +426,7 @@ pub fn relay_series(key: &'static str) -> Series {
         "telnet_refused_per_ip" => {
             labelled("lobby_relay_telnet_refused_total", "reason", "per_ip_cap")
         }
+        "session_events_dropped" => plain("lobby_relay_session_events_dropped_total"),
         "telnet_refused_total" => labelled(
             "lobby_relay_telnet_refused_total",
             "reason",
