@@ -574,6 +574,18 @@ pub struct RelaySection {
     pub workers: usize,
     /// SCHED_FIFO priority (1-99) for the UDP workers; 0 = normal scheduling.
     pub realtime_priority: u8,
+    /// The tracker to report pilots to, `host:port` as fgms does (fgms.conf's
+    /// `server.tracked`, `server.tracking_server`, `server.tracking_port`); empty: none.
+    pub tracker: String,
+    /// The host name sent in the tracker identification (fgms's `server.FQDN`; a
+    /// tracker may admit relays by it); empty: the relay's `name`.
+    pub tracker_fqdn: String,
+    /// Tracker messages kept while the tracker is slow or away (the oldest kept,
+    /// newer ones dropped and counted).
+    pub tracker_max_queue: usize,
+    /// File keeping the tracker's unsent messages across a restart (fgms's
+    /// `queue_file`); empty: none.
+    pub tracker_queue_file: String,
 }
 
 impl Default for RelaySection {
@@ -599,6 +611,10 @@ impl Default for RelaySection {
             max_pilots_per_ip: d.max_pilots_per_ip,
             workers: 0,
             realtime_priority: 0,
+            tracker: String::new(),
+            tracker_fqdn: String::new(),
+            tracker_max_queue: 10_000,
+            tracker_queue_file: String::new(),
         }
     }
 }
@@ -718,6 +734,36 @@ impl RelaySection {
     /// The telnet listen addresses (possibly none).
     pub fn telnet_addrs(&self) -> Result<Vec<SocketAddr>> {
         self.telnet.iter().map(|s| listen_addr(s)).collect()
+    }
+
+    /// The tracker link, if one is configured (syntax checked; the name is resolved
+    /// by the running link, again at every connection attempt).
+    pub fn tracker_options(&self) -> Result<Option<crate::parts::tracker_client::TrackerOptions>> {
+        if self.tracker.is_empty() {
+            return Ok(None);
+        }
+        let target =
+            crate::parts::peers::PeerName::parse(&self.tracker, crate::parts::peers::Kind::Relay)
+                .with_context(|| format!("relay.tracker {:?}", self.tracker))?;
+        if self.tracker_max_queue == 0 {
+            bail!("relay.tracker_max_queue must be at least 1");
+        }
+        let fqdn = if self.tracker_fqdn.is_empty() {
+            self.name.clone()
+        } else {
+            self.tracker_fqdn.clone()
+        };
+        if fqdn.contains(char::is_whitespace) {
+            bail!("relay.tracker_fqdn must be one word (it is a field of the identification line), got {fqdn:?}");
+        }
+        Ok(Some(crate::parts::tracker_client::TrackerOptions {
+            target: target.text,
+            fqdn,
+            server_name: self.name.clone(),
+            max_queue: self.tracker_max_queue,
+            queue_file: (!self.tracker_queue_file.is_empty())
+                .then(|| std::path::PathBuf::from(&self.tracker_queue_file)),
+        }))
     }
 
     /// The telnet listener's addresses and limits.

@@ -24,7 +24,6 @@ pub struct Parsed {
 }
 
 const IGNORED: &[&str] = &[
-    "server.FQDN",
     "server.domain",
     "server.admin_port",
     "server.admin_user",
@@ -33,9 +32,6 @@ const IGNORED: &[&str] = &[
     "server.admin_cli",
     "server.logfile",
     "server.daemon",
-    "server.tracked",
-    "server.tracking_server",
-    "server.tracking_port",
 ];
 
 fn bool_value(v: &str) -> Option<bool> {
@@ -50,6 +46,7 @@ fn bool_value(v: &str) -> Option<bool> {
 pub fn apply(text: &str, origin: &str, relay: &mut RelaySection) -> Result<Parsed> {
     let mut out = Parsed::default();
     let mut pending_relay: Option<String> = None;
+    let (mut tracked, mut tracking_server, mut tracking_port) = (None, None, None);
     let mut pending_cf: Option<String> = None;
     for (n, raw) in text.lines().enumerate() {
         let lineno = n + 1;
@@ -97,6 +94,15 @@ pub fn apply(text: &str, origin: &str, relay: &mut RelaySection) -> Result<Parse
                 })?;
                 relay.crossfeeds.push(join(&host, port()?));
             }
+            "server.tracked" => {
+                tracked = Some(
+                    bool_value(v)
+                        .with_context(|| format!("{}: invalid value for {k}: {v:?}", at()))?,
+                )
+            }
+            "server.tracking_server" => tracking_server = Some(v.to_string()),
+            "server.tracking_port" => tracking_port = Some(port()?),
+            "server.FQDN" => relay.tracker_fqdn = v.to_string(),
             "whitelist" => relay.whitelist.push(v.to_string()),
             "blacklist" => relay.blacklist.push(v.to_string()),
             k if IGNORED.contains(&k) => {
@@ -113,6 +119,16 @@ pub fn apply(text: &str, origin: &str, relay: &mut RelaySection) -> Result<Parse
     }
     if let Some(h) = pending_cf {
         bail!("{origin}: crossfeed.host {h:?} has no crossfeed.port after it");
+    }
+    // fgms reports to the tracker only with `server.tracked = true`, and then needs
+    // the server; its examples use port 8000, which is taken when none is given.
+    match (tracked, tracking_server) {
+        (Some(true), Some(host)) if !host.is_empty() => {
+            relay.tracker = join(&host, tracking_port.unwrap_or(8000));
+        }
+        (Some(true), _) => bail!("{origin}: server.tracked = true needs server.tracking_server"),
+        (Some(false), _) => relay.tracker.clear(),
+        (None, _) => {}
     }
     let bind = out.address.clone();
     if let Some(p) = out.port {
@@ -183,9 +199,52 @@ blacklist = 192.0.2.0/24
         assert_eq!(r.crossfeeds, vec!["127.0.0.1:5100"]);
         assert_eq!(r.whitelist, vec!["10.1.2.3"]);
         assert_eq!(r.blacklist, vec!["192.0.2.0/24"]);
-        assert_eq!(p.ignored, vec!["server.tracked", "server.admin_cli"]);
+        assert_eq!(p.ignored, vec!["server.admin_cli"]);
+        assert_eq!(r.tracker, "", "server.tracked = false: no tracker");
         // fgms.conf has no per-source cap: the default applies.
         assert_eq!(r.engine_config().unwrap().max_pilots_per_ip, 16);
+    }
+
+    #[test]
+    fn the_tracker_keys_configure_the_tracker_link() {
+        // fgms's production sample: tracked, the tracker's name and port, and the FQDN
+        // sent in the identification line.
+        let mut r = RelaySection::default();
+        apply(
+            "server.name = mpserver01\nserver.FQDN = mpserver01.flightgear.org\nserver.tracked = true\nserver.tracking_server = 192.0.2.80\nserver.tracking_port = 8000\n",
+            "f",
+            &mut r,
+        )
+        .unwrap();
+        assert_eq!(r.tracker, "192.0.2.80:8000");
+        let t = r.tracker_options().unwrap().unwrap();
+        assert_eq!(t.fqdn, "mpserver01.flightgear.org");
+        assert_eq!(t.server_name, "mpserver01");
+        // No port: fgms's examples' 8000; an IPv6 tracker is bracketed.
+        let mut r = RelaySection::default();
+        apply(
+            "server.tracked = true\nserver.tracking_server = 2001:db8::80\n",
+            "f",
+            &mut r,
+        )
+        .unwrap();
+        assert_eq!(r.tracker, "[2001:db8::80]:8000");
+        // tracked without a server is an error naming the key; a bad boolean too.
+        let e = apply("server.tracked = true\n", "f", &mut r).unwrap_err();
+        assert!(e.to_string().contains("server.tracking_server"), "{e}");
+        assert!(apply("server.tracked = maybe\n", "f", &mut r).is_err());
+        // tracked = false turns off a tracker set before (e.g. by --config).
+        let mut r = RelaySection {
+            tracker: "192.0.2.80:8000".into(),
+            ..RelaySection::default()
+        };
+        apply(
+            "server.tracked = false\nserver.tracking_server = x\n",
+            "f",
+            &mut r,
+        )
+        .unwrap();
+        assert!(r.tracker_options().unwrap().is_none());
     }
 
     #[test]

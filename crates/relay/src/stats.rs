@@ -168,6 +168,21 @@ pub struct Stats {
     /// Session events (for the tracker and the flight log) dropped: their reader
     /// fell behind and the log was full.
     pub session_events_dropped: AtomicU64,
+    /// Pilot feed batches (sessions and positions for the tracker and the flight
+    /// log) a subscriber that fell behind did not get.
+    pub feed_batches_dropped: AtomicU64,
+    /// Tracker messages queued (counted by the tracker link).
+    pub tracker_queued: AtomicU64,
+    /// Tracker messages the tracker acknowledged.
+    pub tracker_acked: AtomicU64,
+    /// Tracker messages dropped: the queue was full.
+    pub tracker_dropped: AtomicU64,
+    /// Tracker connections lost or refused (reconnects).
+    pub tracker_reconnects: AtomicU64,
+    /// Tracker messages waiting or unacknowledged now (gauge).
+    pub tracker_backlog: AtomicU64,
+    /// 1 while the tracker has identified the relay (gauge).
+    pub tracker_connected: AtomicU64,
     drops: [AtomicU64; DropReason::ALL.len()],
 }
 
@@ -213,6 +228,13 @@ impl Stats {
             ("telnet_refused_per_ip", g(&self.telnet_refused_per_ip)),
             ("telnet_refused_total", g(&self.telnet_refused_total)),
             ("session_events_dropped", g(&self.session_events_dropped)),
+            ("feed_batches_dropped", g(&self.feed_batches_dropped)),
+            ("tracker_queued", g(&self.tracker_queued)),
+            ("tracker_acked", g(&self.tracker_acked)),
+            ("tracker_dropped", g(&self.tracker_dropped)),
+            ("tracker_reconnects", g(&self.tracker_reconnects)),
+            ("tracker_backlog", g(&self.tracker_backlog)),
+            ("tracker_connected", g(&self.tracker_connected)),
         ];
         for r in DropReason::ALL {
             v.push((r.name(), self.dropped(r)));

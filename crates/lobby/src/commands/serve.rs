@@ -74,6 +74,9 @@ pub struct RelayArgs {
     /// lower tail latency on a busy machine. 0 = normal scheduling (default).
     #[arg(long, value_name = "PRIO")]
     realtime_priority: Option<u8>,
+    /// Report pilots to this tracker (HOST:PORT), as fgms's `server.tracked`.
+    #[arg(long, value_name = "HOST:PORT")]
+    tracker: Option<String>,
     /// TCP address for HTTP (the pilot API, `/metrics`, `/stats`, the web page);
     /// repeatable. Only this flag starts it (a shared lobby.toml's `[http] listen`
     /// belongs to the master); the file's `[http]` limits apply.
@@ -319,6 +322,9 @@ impl RelayArgs {
         if let Some(v) = self.realtime_priority {
             r.realtime_priority = v;
         }
+        if let Some(v) = &self.tracker {
+            r.tracker = v.clone();
+        }
         Ok(r)
     }
 }
@@ -489,6 +495,10 @@ async fn start_relay(
         &f.relay.listen_addrs()?,
         f.relay.telnet_options()?,
         workers,
+        crate::parts::relay::Recorders {
+            tracker: f.relay.tracker_options()?,
+            feeds: Vec::new(),
+        },
     )
     .await
 }

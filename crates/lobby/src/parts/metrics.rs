@@ -147,6 +147,13 @@ pub const FAMILIES: &[Family] = &[
         C,
         "Telnet connections closed unserved, by cap (per_ip_cap, connection_cap).",
     ),
+    fam("lobby_relay_feed_batches_dropped_total", C, "Pilot feed batches (for the tracker and the flight log) a subscriber that fell behind did not get."),
+    fam("lobby_relay_tracker_messages_queued_total", C, "Messages queued for the tracker (CONNECT, DISCONNECT, POSITION)."),
+    fam("lobby_relay_tracker_messages_acked_total", C, "Tracker messages the tracker acknowledged."),
+    fam("lobby_relay_tracker_messages_dropped_total", C, "Tracker messages dropped because the queue was full."),
+    fam("lobby_relay_tracker_reconnects_total", C, "Tracker connections lost or refused."),
+    fam("lobby_relay_tracker_backlog_messages", G, "Tracker messages waiting or unacknowledged now."),
+    fam("lobby_relay_tracker_connected", G, "1 while the tracker has identified this relay."),
     fam(
         "lobby_relay_session_events_dropped_total",
         C,
@@ -427,6 +434,13 @@ pub fn relay_series(key: &'static str) -> Series {
             labelled("lobby_relay_telnet_refused_total", "reason", "per_ip_cap")
         }
         "session_events_dropped" => plain("lobby_relay_session_events_dropped_total"),
+        "feed_batches_dropped" => plain("lobby_relay_feed_batches_dropped_total"),
+        "tracker_queued" => plain("lobby_relay_tracker_messages_queued_total"),
+        "tracker_acked" => plain("lobby_relay_tracker_messages_acked_total"),
+        "tracker_dropped" => plain("lobby_relay_tracker_messages_dropped_total"),
+        "tracker_reconnects" => plain("lobby_relay_tracker_reconnects_total"),
+        "tracker_backlog" => plain("lobby_relay_tracker_backlog_messages"),
+        "tracker_connected" => plain("lobby_relay_tracker_connected"),
         "telnet_refused_total" => labelled(
             "lobby_relay_telnet_refused_total",
             "reason",

@@ -48,6 +48,15 @@ pub struct RelayServer {
     pub telnet: Vec<SocketAddr>,
 }
 
+/// Who records the relay's local pilots: the tracker link and the flight log.
+#[derive(Default)]
+pub struct Recorders {
+    /// Report to this tracker, as fgms does.
+    pub tracker: Option<crate::parts::tracker_client::TrackerOptions>,
+    /// Other subscribers of the pilot feed (the flight log).
+    pub feeds: Vec<tokio::sync::mpsc::Sender<Arc<crate::parts::pilot_feed::Batch>>>,
+}
+
 impl RelayServer {
     /// Binds every listener, prints the `listening ...` lines and starts serving
     /// under `sup`. Peers given by IP are in use at once, names as they resolve.
@@ -58,7 +67,12 @@ impl RelayServer {
         listen: &[SocketAddr],
         telnet: TelnetOptions,
         workers: Workers,
+        recorders: Recorders,
     ) -> Result<RelayServer> {
+        let Recorders {
+            tracker,
+            feeds: mut feed_subscribers,
+        } = recorders;
         let state = PeerState {
             peers: Peers::new(peers.names, peers.refresh, None, Instant::now()),
             base: config,
@@ -68,6 +82,18 @@ impl RelayServer {
             Arc::new(Stats::default()),
         )));
         let state = Arc::new(Mutex::new(state));
+        if let Some(t) = tracker {
+            let (tx, rx) = tokio::sync::mpsc::channel(crate::parts::pilot_feed::SUBSCRIBER_BACKLOG);
+            feed_subscribers.push(tx);
+            let stats = lock(&engine).stats().clone();
+            let task = crate::parts::tracker_client::run(rx, stats, t, sup.stop().clone());
+            sup.spawn_task("relay-tracker", task);
+        }
+        if !feed_subscribers.is_empty() {
+            let task =
+                crate::parts::pilot_feed::run(engine.clone(), feed_subscribers, sup.stop().clone());
+            sup.spawn_task("relay-feed", task);
+        }
         let peers_changed = Arc::new(tokio::sync::Notify::new());
         sup.spawn_task(
             "relay-peers",

@@ -1,0 +1,173 @@
+//! What the relay's local pilots do, for whoever records it: the tracker link and
+//! the flight log. One task takes the relay engine's session events every second
+//! and its local pilots' positions every 10 s (the engine's lock held only to
+//! copy), turns them into wall-clock times and geodetic fixes once, and hands each
+//! batch to every subscriber through a bounded channel: a subscriber that falls
+//! behind loses batches (counted), never slows the relay.
+
+use crate::lifecycle::{lock, Stop};
+use relay::{Engine, LocalPosition, SessionEvent};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc;
+
+/// How often session events are taken.
+pub const SESSIONS_EVERY: Duration = Duration::from_secs(1);
+/// How often every local pilot's position is taken (fgms reports every 10 s).
+pub const POSITIONS_EVERY: Duration = Duration::from_secs(10);
+/// Session events the engine keeps between two takes.
+const SESSION_LOG: usize = 100_000;
+/// Batches a subscriber may have waiting.
+pub const SUBSCRIBER_BACKLOG: usize = 64;
+
+/// A session began or ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    /// True: began; false: ended.
+    pub began: bool,
+    /// Callsign.
+    pub callsign: String,
+    /// Model path as sent.
+    pub model: String,
+    /// When, Unix seconds.
+    pub at: i64,
+}
+
+/// Where a local pilot is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PilotFix {
+    /// Callsign.
+    pub callsign: String,
+    /// Model path as sent.
+    pub model: String,
+    /// Degrees north.
+    pub lat: f64,
+    /// Degrees east.
+    pub lon: f64,
+    /// Feet.
+    pub alt_ft: f64,
+    /// Degrees true.
+    pub heading: f64,
+    /// Degrees, nose up.
+    pub pitch: f64,
+    /// Degrees, right wing down.
+    pub roll: f64,
+    /// Its last datagram, Unix seconds.
+    pub at: i64,
+}
+
+/// One take.
+#[derive(Debug, Default, PartialEq)]
+pub struct Batch {
+    /// Sessions that began or ended, oldest first.
+    pub sessions: Vec<Session>,
+    /// Every local pilot's position, on the 10 s takes.
+    pub positions: Option<Vec<PilotFix>>,
+}
+
+/// Unix seconds of `at`, given the wall clock and the monotonic clock read together.
+pub fn unix_at(at: Instant, now: Instant, unix_now: f64) -> i64 {
+    let ago = now.saturating_duration_since(at).as_secs_f64();
+    (unix_now - ago).floor() as i64
+}
+
+/// Now, Unix seconds (fractional).
+pub fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// The session of one engine event.
+pub fn session(e: &SessionEvent, now: Instant, unix: f64) -> Session {
+    match e {
+        SessionEvent::Began {
+            callsign,
+            model,
+            at,
+            ..
+        } => Session {
+            began: true,
+            callsign: callsign.to_string(),
+            model: model.clone(),
+            at: unix_at(*at, now, unix),
+        },
+        SessionEvent::Ended {
+            callsign,
+            model,
+            at,
+            ..
+        } => Session {
+            began: false,
+            callsign: callsign.to_string(),
+            model: model.clone(),
+            at: unix_at(*at, now, unix),
+        },
+    }
+}
+
+/// The fix of one local pilot: geodetic position, and heading/pitch/roll from its
+/// own orientation (fgms used the previous position's frame: a bug not copied).
+pub fn fix(p: &LocalPosition, now: Instant, unix: f64) -> PilotFix {
+    let g = fgmp::geo::from_ecef(p.position);
+    let a = fgmp::attitude::attitude(p.position, p.orientation);
+    PilotFix {
+        callsign: p.callsign.to_string(),
+        model: p.model.clone(),
+        lat: g.lat_deg,
+        lon: g.lon_deg,
+        alt_ft: g.alt_m * fgmp::geo::FEET_PER_METRE,
+        heading: a.heading_deg,
+        pitch: a.pitch_deg,
+        roll: a.roll_deg,
+        at: unix_at(p.seen, now, unix),
+    }
+}
+
+/// Takes from `engine` until the stop signal and hands the batches to `subscribers`.
+pub async fn run(
+    engine: Arc<Mutex<Engine>>,
+    subscribers: Vec<mpsc::Sender<Arc<Batch>>>,
+    stop: Stop,
+) -> anyhow::Result<()> {
+    let stats = lock(&engine).stats().clone();
+    lock(&engine).record_sessions(Some(SESSION_LOG), Instant::now());
+    let mut tick = tokio::time::interval(SESSIONS_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut next_positions = Instant::now() + POSITIONS_EVERY;
+    let (mut events, mut positions) = (Vec::new(), Vec::new());
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.stopped() => break,
+        }
+        let now = Instant::now();
+        let due = now >= next_positions;
+        {
+            let mut e = lock(&engine);
+            e.take_sessions(&mut events);
+            if due {
+                e.local_positions(&mut positions);
+            }
+        }
+        if events.is_empty() && !due {
+            continue;
+        }
+        let unix = unix_now();
+        let batch = Arc::new(Batch {
+            sessions: events.drain(..).map(|e| session(&e, now, unix)).collect(),
+            positions: due.then(|| positions.drain(..).map(|p| fix(&p, now, unix)).collect()),
+        });
+        if due {
+            next_positions = now + POSITIONS_EVERY;
+        }
+        for s in &subscribers {
+            if s.try_send(batch.clone()).is_err() {
+                stats.feed_batches_dropped.fetch_add(1, Relaxed);
+            }
+        }
+    }
+    lock(&engine).record_sessions(None, Instant::now());
+    Ok(())
+}
