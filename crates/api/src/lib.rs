@@ -4,6 +4,7 @@
 //! utoipa describes (the binary serves the OpenAPI document built from them).
 
 pub mod dns;
+pub mod flights;
 pub mod health;
 pub mod pilots;
 pub mod relays;

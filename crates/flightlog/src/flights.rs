@@ -122,6 +122,8 @@ pub const UNKNOWN_MODEL: &str = "unknown";
 #[derive(Debug, Clone)]
 struct OpenFlight {
     id: i64,
+    /// Its start, or its last position's time: what silence is counted from.
+    heard: i64,
     first: Option<Fix>,
     last: Option<(i64, Fix)>,
     last_sample: Option<i64>,
@@ -200,6 +202,7 @@ impl Flights {
         });
         let f = self.open.entry(key).or_insert(OpenFlight {
             id,
+            heard: at,
             first: None,
             last: None,
             last_sample: None,
@@ -272,6 +275,7 @@ impl Flights {
                 }
                 f.first.get_or_insert(fix);
                 f.last = Some((at, fix));
+                f.heard = at;
                 f.totals.max_alt_ft = Some(
                     f.totals
                         .max_alt_ft
@@ -315,12 +319,12 @@ impl Flights {
         let stale: Vec<(String, String)> = self
             .open
             .iter()
-            .filter(|(_, f)| now - f.last.map_or(i64::MIN / 2, |(t, _)| t) > silence)
+            .filter(|(_, f)| now - f.heard > silence)
             .map(|(k, _)| k.clone())
             .collect();
         for k in stale {
             if let Some(f) = self.open.remove(&k) {
-                let end = f.last.map_or(now, |(t, _)| t);
+                let end = f.heard;
                 Flights::close(f, end, out);
             }
         }
@@ -448,6 +452,21 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn a_flight_with_no_position_yet_is_not_silent_until_its_start_is_old() {
+        // Before the fix, a flight that had only begun counted as silent forever ago
+        // and was closed at the writer's first flush.
+        let mut fl = Flights::new(1, 10);
+        let mut out = Vec::new();
+        fl.apply(began("A", "c172p", 1000), &mut out);
+        out.clear();
+        fl.close_silent(1005, 300, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        assert_eq!(fl.open_count(), 1);
+        fl.close_silent(1301, 300, &mut out);
+        assert!(matches!(out[..], [Op::Close { end: 1000, .. }]), "{out:?}");
     }
 
     #[test]

@@ -4,8 +4,11 @@
 
 use flightlog::flights::{Fix, Flights, Op, Report};
 use flightlog::store::{Backend, FlightQuery, ServerSample, Store};
+
+#[path = "pg/mod.rs"]
+mod pg;
+use pg::Pg;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn tmp(tag: &str) -> PathBuf {
@@ -13,112 +16,6 @@ fn tmp(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-/// A throwaway PostgreSQL cluster listening only on a Unix socket in its own
-/// directory; stopped (by its pid, through pg_ctl) and removed on drop.
-struct Pg {
-    dir: PathBuf,
-    bin: PathBuf,
-    url: String,
-}
-
-fn pg_bin() -> PathBuf {
-    let mut v: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
-        .expect("PostgreSQL is not installed: run scripts/ci-deps (Debian package postgresql)")
-        .flatten()
-        .map(|e| e.path().join("bin"))
-        .filter(|b| b.join("initdb").exists())
-        .collect();
-    v.sort();
-    v.pop().expect("no initdb under /usr/lib/postgresql/*/bin")
-}
-
-/// Runs a PostgreSQL tool, as the `postgres` user when this test runs as root
-/// (the server refuses to run as root).
-fn pg_run(bin: &std::path::Path, tool: &str, args: &[&str]) {
-    let root = unsafe { libc::geteuid() } == 0;
-    let mut c = if root {
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(bin.join(tool));
-        c
-    } else {
-        Command::new(bin.join(tool))
-    };
-    let out = c
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("{tool}: {e}"));
-    assert!(
-        out.status.success(),
-        "{tool} {args:?}: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-impl Pg {
-    fn start(tag: &str) -> Pg {
-        let dir = tmp(&format!("pg-{tag}"));
-        let bin = pg_bin();
-        if unsafe { libc::geteuid() } == 0 {
-            let ok = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(&dir)
-                .status()
-                .unwrap();
-            assert!(ok.success());
-        }
-        let data = dir.join("data");
-        let (d, s) = (data.to_str().unwrap(), dir.to_str().unwrap());
-        pg_run(
-            &bin,
-            "initdb",
-            &[
-                "-D",
-                d,
-                "-A",
-                "trust",
-                "-U",
-                "lobby",
-                "--no-sync",
-                "-E",
-                "UTF8",
-            ],
-        );
-        let opts = format!("-k {s} -c listen_addresses='' -c fsync=off -c full_page_writes=off");
-        let log = dir.join("log");
-        pg_run(
-            &bin,
-            "pg_ctl",
-            &[
-                "-D",
-                d,
-                "-l",
-                log.to_str().unwrap(),
-                "-o",
-                &opts,
-                "-w",
-                "-t",
-                "30",
-                "start",
-            ],
-        );
-        let url = format!("postgres://lobby@localhost/postgres?host={s}");
-        Pg { dir, bin, url }
-    }
-}
-
-impl Drop for Pg {
-    fn drop(&mut self) {
-        let data = self.dir.join("data");
-        pg_run(
-            &self.bin,
-            "pg_ctl",
-            &["-D", data.to_str().unwrap(), "-m", "fast", "-w", "stop"],
-        );
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
 }
 
 fn fix(lat: f64, alt_ft: f64) -> Fix {
@@ -319,7 +216,7 @@ async fn sqlite_holds_the_flight_log() {
 async fn postgresql_holds_the_flight_log() {
     let pg = Pg::start("cases");
     let started = Instant::now();
-    every_case(&pg.url, Backend::Postgres).await;
+    every_case(pg.url(), Backend::Postgres).await;
     assert!(started.elapsed() < Duration::from_secs(600));
 }
 

@@ -33,6 +33,112 @@ pub struct File {
     /// `[sim]`: a simulated Xash3D fleet registered with the local master (`lobby up`).
     #[serde(default)]
     pub sim: SimSection,
+    /// `[history]`: the flight log and the servers' history.
+    #[serde(default)]
+    pub history: HistorySection,
+    /// `[tracker]`: the tracker server relays report to.
+    #[serde(default)]
+    pub tracker: TrackerSection,
+}
+
+/// The `[history]` table.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HistorySection {
+    /// `sqlite:PATH` (one file, created on first start) or `postgres://USER@HOST/DB`;
+    /// empty: no flight log.
+    pub database_url: String,
+    /// Days flights and server samples are kept.
+    pub retention_days: f64,
+    /// Reports waiting to be written, at most (more are dropped and counted; the
+    /// relay never waits for the database).
+    pub queue: usize,
+    /// Seconds between samples of every listed Xash3D server's players.
+    pub server_sample_interval: f64,
+}
+
+impl Default for HistorySection {
+    fn default() -> Self {
+        HistorySection {
+            database_url: String::new(),
+            retention_days: 90.0,
+            queue: 4096,
+            server_sample_interval: 300.0,
+        }
+    }
+}
+
+impl HistorySection {
+    /// The writer's settings, checked; `None` when no database is configured.
+    pub fn options(&self) -> Result<Option<crate::parts::history::HistoryOptions>> {
+        if self.database_url.is_empty() {
+            return Ok(None);
+        }
+        flightlog::store::Backend::of(&self.database_url)?;
+        if !(self.retention_days.is_finite() && self.retention_days > 0.0) {
+            bail!(
+                "history.retention_days must be a positive number of days, got {}",
+                self.retention_days
+            );
+        }
+        if self.queue == 0 {
+            bail!("history.queue must be at least 1");
+        }
+        Ok(Some(crate::parts::history::HistoryOptions {
+            database_url: self.database_url.clone(),
+            retention: Duration::from_secs_f64(self.retention_days * 86_400.0),
+            queue: self.queue,
+            server_sample_interval: crate::args::seconds(
+                self.server_sample_interval,
+                "history.server_sample_interval",
+                86_400.0,
+            )?,
+        }))
+    }
+}
+
+/// One relay allowed to report to the tracker server.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrackerRelay {
+    /// The name its flights are recorded under (sent back as `IDENTIFIED <name>`).
+    pub name: String,
+    /// IP or CIDR it connects from.
+    pub address: String,
+}
+
+/// The `[tracker]` table.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrackerSection {
+    /// TCP addresses to accept relays' tracker connections on; empty: none.
+    pub listen: Vec<String>,
+    /// The relays allowed to report (`[[tracker.relay]]` with `name` and `address`);
+    /// any other source is refused and logged.
+    pub relay: Vec<TrackerRelay>,
+}
+
+impl TrackerSection {
+    /// The listen addresses.
+    pub fn listen_addrs(&self) -> Result<Vec<SocketAddr>> {
+        self.listen.iter().map(|s| listen_addr(s)).collect()
+    }
+
+    /// The allowed relays, checked.
+    pub fn allowed(&self) -> Result<Vec<(String, IpNet)>> {
+        self.relay
+            .iter()
+            .map(|r| {
+                if r.name.is_empty() || r.name.contains(char::is_whitespace) {
+                    bail!("tracker.relay name {:?} must be one word", r.name);
+                }
+                Ok((
+                    r.name.clone(),
+                    net(&r.address).with_context(|| format!("tracker.relay {:?}", r.name))?,
+                ))
+            })
+            .collect()
+    }
 }
 
 /// The `[sim]` table.

@@ -34,6 +34,8 @@ enum Command {
     Master(serve::MasterArgs),
     /// Run the directory: probe relays, serve the zone (SRV/TXT/NAPTR) or push it (RFC 2136).
     Dns(serve::DnsArgs),
+    /// Run the tracker server relays report to (fgtracker's protocol) and the flight log.
+    Tracker(serve::TrackerArgs),
     /// Run simulated Xash3D servers registered with masters (for tests, demos and load).
     Sim(sim::SimArgs),
     /// Send an authenticated admin command (ban, unban, list) to a master.
@@ -93,6 +95,7 @@ fn main() -> ExitCode {
             Command::Relay(args) => serve::run_relay(args).await,
             Command::Master(args) => serve::run_master(args).await,
             Command::Dns(args) => serve::run_dns(args).await,
+            Command::Tracker(args) => serve::run_tracker(args).await,
             Command::Sim(args) => sim::run(args).await,
             Command::MasterAdmin(args) => {
                 tokio::task::spawn_blocking(move || master_admin::run(args)).await?

@@ -11,7 +11,9 @@
 mod common;
 
 use common::*;
-use lobby::parts::metrics::{dns_series, http_series, master_series, relay_series, Series};
+use lobby::parts::metrics::{
+    dns_series, history_series, http_series, master_series, relay_series, tracker_series, Series,
+};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
@@ -31,13 +33,16 @@ fn start(dir: &std::path::Path) -> Lobby {
     let cfg = dir.join("up.toml");
     std::fs::write(
         &cfg,
-        "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n[master]\nlisten = [\"127.0.0.1:0\"]\n\
+        format!("[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n[master]\nlisten = [\"127.0.0.1:0\"]\n\
          [dns]\nlisten = [\"127.0.0.1:0\"]\nzone = \"fg.lobby.test\"\n\
          [directory]\nprobe_interval = 1\ninclude_local_relay = true\n\
-         [sim]\ncount = 0\n[http]\nlisten = [\"127.0.0.1:0\"]\n",
+         [sim]\ncount = 0\n[http]\nlisten = [\"127.0.0.1:0\"]\n\
+         [tracker]\nlisten = [\"127.0.0.1:0\"]\n[history]\ndatabase_url = \"sqlite:{}\"\n",
+            dir.join("history.sqlite").display()
+        ),
     )
     .unwrap();
-    Lobby::start(&["up", "--config", cfg.to_str().unwrap()], 5)
+    Lobby::start(&["up", "--config", cfg.to_str().unwrap()], 6)
 }
 
 /// `name{labels}` → value, from a text exposition.
@@ -145,11 +150,13 @@ fn the_exposition_passes_promtool_and_carries_every_stats_counter() {
     let stats: Value = serde_json::from_str(&stats).unwrap();
     let (_, m2) = scrape(http);
     type ToSeries = fn(&'static str) -> Series;
-    let parts: [(&str, ToSeries); 4] = [
+    let parts: [(&str, ToSeries); 6] = [
         ("relay", relay_series),
         ("master", master_series),
         ("dns", dns_series),
         ("http", http_series),
+        ("history", history_series),
+        ("tracker", tracker_series),
     ];
     let mut checked = 0;
     for (part, series) in parts {
@@ -162,7 +169,7 @@ fn the_exposition_passes_promtool_and_carries_every_stats_counter() {
             let got = m2
                 .get(&name)
                 .unwrap_or_else(|| panic!("/stats {part}.{k}: no {name}"));
-            if part != "http" {
+            if part != "http" && part != "history" {
                 assert_eq!(*got, v.as_u64().unwrap() as f64, "{part}.{k} as {name}");
             }
             checked += 1;

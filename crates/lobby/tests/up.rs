@@ -12,10 +12,16 @@ fn up_starts_every_part_and_says_where_it_listens() {
     // The embedded defaults use the standard ports; tests use port 0 (same file shape).
     let text = lobby_default()
         .replace(":5000", ":0")
-        .replace(":5001", ":0");
+        .replace(":5001", ":0")
+        .replace(":8000", ":0")
+        .replace(
+            "sqlite:lobby-history.sqlite",
+            &format!("sqlite:{}", dir.join("history.sqlite").display()),
+        );
     std::fs::write(&f, text).unwrap();
-    // relay udp ×2 + telnet, master udp ×2, dns udp + tcp, 3 simulated servers, http.
-    let up = Lobby::start(&["up", "--config", f.to_str().unwrap()], 11);
+    // relay udp ×2 + telnet, master udp ×2, dns udp + tcp, tracker, 3 simulated
+    // servers, http.
+    let up = Lobby::start(&["up", "--config", f.to_str().unwrap()], 12);
     assert_eq!(up.addrs("sim", "udp").len(), 3);
     let dns = up.addr("dns", "udp");
     assert_eq!(up.addrs("master", "udp").len(), 2);

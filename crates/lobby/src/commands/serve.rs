@@ -84,6 +84,57 @@ pub struct RelayArgs {
     http: Vec<String>,
 }
 
+/// Flags of `lobby tracker`; each overrides the configuration file.
+#[derive(Args, Debug, Default, Clone)]
+pub struct TrackerArgs {
+    /// TOML configuration file (its `[tracker]`, `[history]` and `[http]` tables).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// TCP address to accept relays on; repeatable (default 0.0.0.0:8000 and [::]:8000).
+    #[arg(long, value_name = "ADDR:PORT")]
+    listen: Vec<String>,
+    /// A relay allowed to report, NAME=IP[/LEN]; repeatable (adds to `[[tracker.relay]]`).
+    #[arg(long, value_name = "NAME=IP[/LEN]")]
+    allow: Vec<String>,
+    /// The flight log: sqlite:PATH or postgres://USER@HOST/DB.
+    #[arg(long, value_name = "URL")]
+    database_url: Option<String>,
+    /// TCP address for HTTP (the flight log's API); repeatable.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Vec<String>,
+}
+
+impl TrackerArgs {
+    fn resolve(&self) -> Result<config::File> {
+        let mut f = match &self.config {
+            Some(p) => config::load(p)?,
+            None => config::File::default(),
+        };
+        if f.tracker.listen.is_empty() {
+            f.tracker.listen = vec!["0.0.0.0:8000".into(), "[::]:8000".into()];
+        }
+        if !self.listen.is_empty() {
+            f.tracker.listen = self.listen.clone();
+        }
+        for a in &self.allow {
+            let (name, address) = a
+                .split_once('=')
+                .with_context(|| format!("--allow {a:?}: expected NAME=IP[/LEN]"))?;
+            f.tracker.relay.push(config::TrackerRelay {
+                name: name.to_string(),
+                address: address.to_string(),
+            });
+        }
+        if let Some(u) = &self.database_url {
+            f.history.database_url = u.clone();
+        }
+        if !self.http.is_empty() {
+            f.http.listen = self.http.clone();
+        }
+        Ok(f)
+    }
+}
+
 /// Flags of `lobby master`; each overrides the configuration file.
 #[derive(Args, Debug, Default, Clone)]
 pub struct MasterArgs {
@@ -268,6 +319,7 @@ impl RelayArgs {
         Ok(config::File {
             relay: self.resolve_relay(file.relay)?,
             http,
+            history: file.history,
             ..config::File::default()
         })
     }
@@ -329,7 +381,8 @@ impl RelayArgs {
     }
 }
 
-/// Which parts a command runs.
+/// Which parts a command runs (the flight log runs wherever `[history]` names a
+/// database).
 #[derive(Clone, Copy)]
 struct Parts {
     relay: bool,
@@ -337,6 +390,7 @@ struct Parts {
     dns: bool,
     http: bool,
     sim: bool,
+    tracker: bool,
 }
 
 /// Every part running in this process, and the supervisor that runs them.
@@ -347,6 +401,8 @@ struct Backbone {
     dns: Option<DnsServer>,
     http: Option<HttpServer>,
     sim: Option<Fleet>,
+    tracker: Option<crate::parts::tracker_server::TrackerServer>,
+    history: Option<crate::parts::history::History>,
 }
 
 impl Backbone {
@@ -363,13 +419,36 @@ impl Backbone {
             // Before the parts start, so that their workers' histograms record.
             crate::parts::metrics::install();
         }
+        let history = match f.history.options()? {
+            Some(o) => Some(crate::parts::history::History::start(&sup, o).await?),
+            None => None,
+        };
         let relay = match relay_cfg {
-            Some(cfg) => Some(start_relay(&sup, f, cfg).await?),
+            Some(cfg) => Some(start_relay(&sup, f, cfg, history.as_ref()).await?),
             None => None,
         };
         let master = match master_cfg {
             Some(cfg) => Some(start_master(&sup, f, cfg)?),
             None => None,
+        };
+        if let (Some(h), Some(m), Some(o)) = (&history, &master, f.history.options()?) {
+            h.sample_servers(
+                &sup,
+                m.engine().clone(),
+                m.names().cloned(),
+                o.server_sample_interval,
+            );
+        }
+        let tracker_listen = f.tracker.listen_addrs()?;
+        let tracker = if parts.tracker && !tracker_listen.is_empty() {
+            Some(crate::parts::tracker_server::TrackerServer::start(
+                &sup,
+                &tracker_listen,
+                f.tracker.allowed()?,
+                history.clone(),
+            )?)
+        } else {
+            None
         };
         let dns = match parts.dns {
             true => Some(
@@ -387,6 +466,8 @@ impl Backbone {
             ("relay", relay.is_some()),
             ("master", master.is_some()),
             ("dns", dns.is_some()),
+            ("tracker", tracker.is_some()),
+            ("history", history.is_some()),
         ] {
             if on {
                 ready.set(part, Ok(())); // bound, and (dns) probed once
@@ -405,6 +486,8 @@ impl Backbone {
                 restarts: Some(sup.restart_counts()),
                 peers: relay.as_ref().map(|r| r.peers().clone()),
                 names: master.as_ref().and_then(|m| m.names().cloned()),
+                history: history.clone(),
+                tracker: tracker.as_ref().map(|t| t.stats.clone()),
                 ready: ready.clone(),
             };
             let h = HttpServer::start(&sup, &http_addrs, http_limits, sources).await?;
@@ -435,6 +518,8 @@ impl Backbone {
             dns,
             http,
             sim,
+            tracker,
+            history,
         })
     }
 
@@ -462,7 +547,14 @@ impl Backbone {
     /// it still listens), then saves the master's state once.
     async fn shutdown(self) -> Result<()> {
         self.sup.shutdown().await;
-        drop((self.sim, self.http, self.relay, self.dns));
+        drop((
+            self.sim,
+            self.http,
+            self.relay,
+            self.dns,
+            self.tracker,
+            self.history,
+        ));
         if let Some(m) = self.master {
             tokio::task::spawn_blocking(move || m.final_save()).await??;
         }
@@ -481,6 +573,7 @@ async fn start_relay(
     sup: &Supervisor,
     f: &config::File,
     cfg: relay::Config,
+    history: Option<&crate::parts::history::History>,
 ) -> Result<RelayServer> {
     let workers = Workers {
         per_addr: f.relay.workers(),
@@ -497,7 +590,9 @@ async fn start_relay(
         workers,
         crate::parts::relay::Recorders {
             tracker: f.relay.tracker_options()?,
-            feeds: Vec::new(),
+            feeds: history
+                .map(|h| vec![h.feed(sup, f.relay.name.clone())])
+                .unwrap_or_default(),
         },
     )
     .await
@@ -598,6 +693,7 @@ pub async fn run_relay(args: RelayArgs) -> Result<ExitCode> {
         dns: false,
         http: true,
         sim: false,
+        tracker: false,
     };
     serve(parts, move || args.resolve()).await
 }
@@ -610,6 +706,7 @@ pub async fn run_master(args: MasterArgs) -> Result<ExitCode> {
         dns: false,
         http: true,
         sim: false,
+        tracker: false,
     };
     serve(parts, move || args.resolve()).await
 }
@@ -622,6 +719,20 @@ pub async fn run_dns(args: DnsArgs) -> Result<ExitCode> {
         dns: true,
         http: true,
         sim: false,
+        tracker: false,
+    };
+    serve(parts, move || args.resolve()).await
+}
+
+/// `lobby tracker`.
+pub async fn run_tracker(args: TrackerArgs) -> Result<ExitCode> {
+    let parts = Parts {
+        relay: false,
+        master: false,
+        dns: false,
+        http: true,
+        sim: false,
+        tracker: true,
     };
     serve(parts, move || args.resolve()).await
 }
@@ -634,6 +745,7 @@ pub async fn run_up(path: Option<PathBuf>) -> Result<ExitCode> {
         dns: true,
         http: true,
         sim: true,
+        tracker: true,
     };
     serve(parts, move || match &path {
         Some(p) => config::load(p),

@@ -582,7 +582,19 @@ pub async fn readyz(State(s): State<ApiState>) -> Response {
         title = "lobby",
         description = "The HTTP API of lobby: FlightGear relay, Xash3D master and DNS directory. Times are Unix seconds (UTC), angles degrees, units in the field names; unknown values are null. See docs/API.md."
     ),
-    paths(pilots, pilots_stream, servers, relays, dns, healthz, readyz),
+    paths(
+        pilots,
+        pilots_stream,
+        servers,
+        relays,
+        dns,
+        healthz,
+        readyz,
+        crate::parts::history_api::flights,
+        crate::parts::history_api::flight,
+        crate::parts::history_api::callsign,
+        crate::parts::history_api::server_history
+    ),
     components(schemas(
         PilotsBody,
         Pilot,
@@ -598,7 +610,17 @@ pub async fn readyz(State(s): State<ApiState>) -> Response {
         HealthBody,
         ReadyBody,
         PartStatus,
-        ErrorBody
+        ErrorBody,
+        api::flights::FlightsBody,
+        api::flights::FlightEntry,
+        api::flights::Point,
+        api::flights::FlightBody,
+        api::flights::TrackFeature,
+        api::flights::LineString,
+        api::flights::CallsignBody,
+        api::flights::AircraftTotals,
+        api::flights::ServerHistoryBody,
+        api::flights::ServerSamplePoint
     ))
 )]
 pub struct ApiDoc;

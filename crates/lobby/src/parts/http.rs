@@ -62,6 +62,10 @@ pub struct Sources {
     pub peers: Option<Arc<Mutex<crate::parts::peers::PeerState>>>,
     /// The master's listed servers' names, when it asks for them.
     pub names: Option<crate::parts::server_names::Names>,
+    /// The flight log, when this process keeps one.
+    pub history: Option<crate::parts::history::History>,
+    /// The tracker server's counters, when it runs here.
+    pub tracker: Option<Arc<crate::parts::tracker_server::TrackerStats>>,
     /// Each part's readiness (`/readyz`).
     pub ready: crate::parts::api::Readiness,
 }
@@ -326,6 +330,23 @@ async fn stats(State(app): State<App>) -> Response {
             .collect();
         obj.insert("dns".into(), c.into());
     }
+    if let Some(h) = &src.history {
+        let c: serde_json::Map<String, serde_json::Value> = h
+            .stats
+            .snapshot()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect();
+        obj.insert("history".into(), c.into());
+    }
+    if let Some(t) = &src.tracker {
+        let c: serde_json::Map<String, serde_json::Value> = t
+            .snapshot()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect();
+        obj.insert("tracker".into(), c.into());
+    }
     if let Some(r) = &src.restarts {
         let c: serde_json::Map<String, serde_json::Value> = lock(r)
             .iter()
@@ -459,6 +480,7 @@ type Handler =
 /// layers answer with (413, 408) are counted on the way out.
 fn handler(app: App, limits: &Limits) -> Handler {
     let counters = app.stats.clone();
+    let history = app.sources.history.clone();
     let api = crate::parts::api::routes(crate::parts::api::ApiState {
         publisher: app.publisher.clone(),
     });
@@ -470,6 +492,11 @@ fn handler(app: App, limits: &Limits) -> Handler {
         .route("/mpstatus/mpservers.xml", get(mpservers))
         .with_state(app)
         .merge(api)
+        .merge(crate::parts::history_api::routes(
+            crate::parts::history_api::HistoryState {
+                history: history.clone(),
+            },
+        ))
         .merge(crate::parts::web::routes());
     let svc = ServiceBuilder::new()
         .map_response(move |r: hyper::Response<_>| {

@@ -376,6 +376,20 @@ pub const FAMILIES: &[Family] = &[
         H,
         "Time from a request to its response head, by status code.",
     ),
+    // history
+    fam("lobby_history_dropped_total", C, "Flight log inputs dropped because the writer's queue was full, by what (report, server_sample)."),
+    fam("lobby_history_rows_written_total", C, "Flight log database operations written."),
+    fam("lobby_history_write_errors_total", C, "Flight log batches the database refused (their operations lost)."),
+    fam("lobby_history_flights_open", G, "Flights open in the flight log now."),
+    fam("lobby_history_flights_over_cap_total", C, "Flights not recorded: too many open at once."),
+    fam("lobby_history_flights_pruned_total", C, "Flights deleted by retention."),
+    // tracker server
+    fam("lobby_tracker_connections_total", C, "Tracker connections accepted."),
+    fam("lobby_tracker_refused_total", C, "Tracker connections refused, by reason (connection_cap, not_allowed)."),
+    fam("lobby_tracker_messages_total", C, "Tracker messages acknowledged."),
+    fam("lobby_tracker_lines_total", C, "Tracker lines recorded."),
+    fam("lobby_tracker_fatal_closes_total", C, "Tracker connections closed on a line fgtracker treats as fatal."),
+    fam("lobby_tracker_relays_connected", G, "Relays identified and connected to the tracker now."),
     // process
     fam(
         "lobby_worker_restarts_total",
@@ -509,6 +523,36 @@ pub fn dns_series(key: &'static str) -> Series {
             "refused_bad_tsig",
         ),
         _ => plain("lobby_dns_unmapped"),
+    }
+}
+
+/// The series of a flight log counter (`/stats` key under `history`).
+pub fn history_series(key: &'static str) -> Series {
+    match key {
+        "reports_dropped" => labelled("lobby_history_dropped_total", "what", "report"),
+        "server_samples_dropped" => {
+            labelled("lobby_history_dropped_total", "what", "server_sample")
+        }
+        "rows_written" => plain("lobby_history_rows_written_total"),
+        "write_errors" => plain("lobby_history_write_errors_total"),
+        "flights_open" => plain("lobby_history_flights_open"),
+        "flights_over_cap" => plain("lobby_history_flights_over_cap_total"),
+        "pruned" => plain("lobby_history_flights_pruned_total"),
+        _ => plain("lobby_history_unmapped"),
+    }
+}
+
+/// The series of a tracker server counter (`/stats` key under `tracker`).
+pub fn tracker_series(key: &'static str) -> Series {
+    match key {
+        "connections" => plain("lobby_tracker_connections_total"),
+        "refused_cap" => labelled("lobby_tracker_refused_total", "reason", "connection_cap"),
+        "refused_ident" => labelled("lobby_tracker_refused_total", "reason", "not_allowed"),
+        "messages" => plain("lobby_tracker_messages_total"),
+        "lines" => plain("lobby_tracker_lines_total"),
+        "fatal" => plain("lobby_tracker_fatal_closes_total"),
+        "relays_connected" => plain("lobby_tracker_relays_connected"),
+        _ => plain("lobby_tracker_unmapped"),
     }
 }
 
@@ -726,6 +770,16 @@ pub fn render(sources: &Sources, scrape: Scrape<'_>) -> Option<String> {
         metrics::gauge!("lobby_dns_relays", "state" => "up").set(up as f64);
         metrics::gauge!("lobby_dns_relays", "state" => "down").set(down as f64);
     }
+    if let Some(h) = &sources.history {
+        for (k, v) in h.stats.snapshot() {
+            set(history_series(k), v);
+        }
+    }
+    if let Some(t) = &sources.tracker {
+        for (k, v) in t.snapshot() {
+            set(tracker_series(k), v);
+        }
+    }
     for (k, v) in scrape.http {
         set(http_series(k), v);
     }
@@ -749,11 +803,15 @@ mod tests {
         let relay_keys = relay::Stats::default().snapshot();
         let master_keys = master::Stats::default().snapshot();
         let dns_keys = directory::stats::Stats::default().snapshot();
+        let history_keys = crate::parts::history::HistoryStats::default().snapshot();
+        let tracker_keys = crate::parts::tracker_server::TrackerStats::default().snapshot();
         let all = relay_keys
             .iter()
             .map(|(k, _)| relay_series(k))
             .chain(master_keys.iter().map(|(k, _)| master_series(k)))
-            .chain(dns_keys.iter().map(|(k, _)| dns_series(k)));
+            .chain(dns_keys.iter().map(|(k, _)| dns_series(k)))
+            .chain(history_keys.iter().map(|(k, _)| history_series(k)))
+            .chain(tracker_keys.iter().map(|(k, _)| tracker_series(k)));
         for s in all {
             let f = family(s.family).unwrap_or_else(|| panic!("no family {}", s.family));
             assert_ne!(f.kind, Kind::Histogram);

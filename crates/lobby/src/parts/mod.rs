@@ -4,6 +4,8 @@
 
 pub mod api;
 pub mod dns;
+pub mod history;
+pub mod history_api;
 pub mod http;
 pub mod master;
 pub mod metrics;
@@ -13,4 +15,5 @@ pub mod relay;
 pub mod server_names;
 pub mod sim;
 pub mod tracker_client;
+pub mod tracker_server;
 pub mod web;

@@ -155,6 +155,9 @@ pub async fn run(
             continue;
         }
         let unix = unix_now();
+        for e in &events {
+            tracing::debug!(event = ?e, "pilot session");
+        }
         let batch = Arc::new(Batch {
             sessions: events.drain(..).map(|e| session(&e, now, unix)).collect(),
             positions: due.then(|| positions.drain(..).map(|p| fix(&p, now, unix)).collect()),

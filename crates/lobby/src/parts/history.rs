@@ -1,0 +1,345 @@
+//! The flight log part: one writer task owning the open flights
+//! (`flightlog::Flights`) and writing batches to the store (`flightlog::Store`:
+//! SQLite or PostgreSQL) once a second, in one transaction each. Inputs come
+//! through one bounded channel: the local relay's pilot feed, the tracker server's
+//! reports, and samples of the master's servers. A full channel drops reports
+//! (counted), so neither the relay nor the tracker connections ever wait for the
+//! database. Retention deletes what ended before `retention_days`.
+
+use crate::lifecycle::{lock, Stop, Supervisor};
+use crate::parts::pilot_feed::Batch;
+use anyhow::Result;
+use flightlog::flights::{Fix, Flights, Op, Report};
+use flightlog::store::{ServerSample, Store};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Open flights at most (more are not recorded, counted).
+const MAX_OPEN: usize = 200_000;
+/// A flight with no report for this long is closed at its last position (a relay
+/// that stopped reporting without saying so).
+const SILENCE_SECS: i64 = 600;
+/// How often the writer commits what it has.
+const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// How often retention runs.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
+/// What `[history]` configured.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryOptions {
+    /// `sqlite:PATH` or `postgres://...`.
+    pub database_url: String,
+    /// How long flights and samples are kept.
+    pub retention: Duration,
+    /// Inputs waiting, at most.
+    pub queue: usize,
+    /// Between samples of the master's servers.
+    pub server_sample_interval: Duration,
+}
+
+/// One input of the writer.
+#[derive(Debug)]
+pub enum Input {
+    /// Reports of one relay.
+    Reports(Vec<Report>),
+    /// A relay's reports ended (its tracker connection closed): its flights end.
+    RelayGone(String),
+    /// Servers' states.
+    Servers(Vec<ServerSample>),
+}
+
+/// The writer's counters (`/stats` → `history`, `/metrics`).
+#[derive(Debug, Default)]
+pub struct HistoryStats {
+    /// Reports dropped because the queue was full.
+    pub reports_dropped: AtomicU64,
+    /// Server samples dropped because the queue was full.
+    pub server_samples_dropped: AtomicU64,
+    /// Database operations written.
+    pub rows_written: AtomicU64,
+    /// Batches the database refused (their operations are lost; logged).
+    pub write_errors: AtomicU64,
+    /// Flights open now.
+    pub flights_open: AtomicU64,
+    /// Flights not recorded: too many open.
+    pub flights_over_cap: AtomicU64,
+    /// Flights and server samples deleted by retention.
+    pub pruned: AtomicU64,
+}
+
+impl HistoryStats {
+    /// (name, value) of every counter.
+    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
+        let g = |c: &AtomicU64| c.load(Relaxed);
+        vec![
+            ("reports_dropped", g(&self.reports_dropped)),
+            ("server_samples_dropped", g(&self.server_samples_dropped)),
+            ("rows_written", g(&self.rows_written)),
+            ("write_errors", g(&self.write_errors)),
+            ("flights_open", g(&self.flights_open)),
+            ("flights_over_cap", g(&self.flights_over_cap)),
+            ("pruned", g(&self.pruned)),
+        ]
+    }
+}
+
+/// The running flight log.
+#[derive(Clone)]
+pub struct History {
+    /// The database, for the API's reads.
+    pub store: Store,
+    tx: mpsc::Sender<Input>,
+    /// Counters.
+    pub stats: Arc<HistoryStats>,
+}
+
+fn unix_now() -> i64 {
+    crate::parts::pilot_feed::unix_now() as i64
+}
+
+impl History {
+    /// Opens and migrates the database, ends flights a previous run left open, and
+    /// starts the writer under `sup`.
+    pub async fn start(sup: &Supervisor, opts: HistoryOptions) -> Result<History> {
+        let store = Store::open(&opts.database_url).await?;
+        let orphans = store.close_orphans().await?;
+        let next = store.next_flight_id().await?;
+        tracing::info!(
+            database = %flightlog::store::redact(&opts.database_url),
+            orphans,
+            "flight log open"
+        );
+        let (tx, rx) = mpsc::channel(opts.queue);
+        let stats = Arc::new(HistoryStats::default());
+        let writer = Writer {
+            store: store.clone(),
+            flights: Flights::new(next, MAX_OPEN),
+            ops: Vec::new(),
+            servers: Vec::new(),
+            stats: stats.clone(),
+            retention: opts.retention,
+        };
+        sup.spawn_task("history", writer.run(rx, sup.stop().clone()));
+        Ok(History { store, tx, stats })
+    }
+
+    /// Queues `input` unless the queue is full (then it is dropped and counted).
+    pub fn send(&self, input: Input) {
+        let lost = match &input {
+            Input::Reports(r) => Some((&self.stats.reports_dropped, r.len() as u64)),
+            Input::Servers(s) => Some((&self.stats.server_samples_dropped, s.len() as u64)),
+            Input::RelayGone(_) => None,
+        };
+        if self.tx.try_send(input).is_err() {
+            if let Some((c, n)) = lost {
+                c.fetch_add(n, Relaxed);
+            }
+        }
+    }
+
+    /// A pilot feed subscriber recording the local relay's pilots under `relay`.
+    pub fn feed(&self, sup: &Supervisor, relay: String) -> mpsc::Sender<Arc<Batch>> {
+        let (tx, mut rx) =
+            mpsc::channel::<Arc<Batch>>(crate::parts::pilot_feed::SUBSCRIBER_BACKLOG);
+        let me = self.clone();
+        let stop = sup.stop().clone();
+        sup.spawn_task("history", async move {
+            loop {
+                let b = tokio::select! {
+                    b = rx.recv() => match b { Some(b) => b, None => return Ok(()) },
+                    _ = stop.stopped() => return Ok(()),
+                };
+                me.send(Input::Reports(reports(&b, &relay)));
+            }
+        });
+        tx
+    }
+
+    /// Samples the master's listed servers every `every` (players, map, name).
+    pub fn sample_servers(
+        &self,
+        sup: &Supervisor,
+        master: Arc<Mutex<master::Engine>>,
+        names: Option<crate::parts::server_names::Names>,
+        every: Duration,
+    ) {
+        let me = self.clone();
+        let stop = sup.stop().clone();
+        sup.spawn_task("history", async move {
+            let mut tick = tokio::time::interval(every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    _ = stop.stopped() => return Ok(()),
+                }
+                let at = unix_now();
+                let mut samples: Vec<ServerSample> = {
+                    let e = lock(&master);
+                    e.table()
+                        .listed()
+                        .map(|l| ServerSample {
+                            address: l.addr.to_string(),
+                            gamedir: String::from_utf8_lossy(&l.server.gamedir).into_owned(),
+                            name: None,
+                            at,
+                            players: i64::from(l.server.players),
+                            max: i64::from(l.server.max),
+                            map: String::from_utf8_lossy(&l.server.map).into_owned(),
+                        })
+                        .collect()
+                };
+                if let Some(n) = &names {
+                    let book = lock(n);
+                    for s in &mut samples {
+                        if let Ok(a) = s.address.parse() {
+                            s.name = book.name(&a).map(str::to_string);
+                        }
+                    }
+                }
+                if !samples.is_empty() {
+                    me.send(Input::Servers(samples));
+                }
+            }
+        });
+    }
+}
+
+/// The reports of one pilot feed batch.
+pub fn reports(b: &Batch, relay: &str) -> Vec<Report> {
+    let mut v: Vec<Report> = b
+        .sessions
+        .iter()
+        .map(|s| {
+            if s.began {
+                Report::Began {
+                    callsign: s.callsign.clone(),
+                    model: s.model.clone(),
+                    relay: relay.to_string(),
+                    at: s.at,
+                }
+            } else {
+                Report::Ended {
+                    callsign: s.callsign.clone(),
+                    relay: relay.to_string(),
+                    at: s.at,
+                }
+            }
+        })
+        .collect();
+    if let Some(p) = &b.positions {
+        v.extend(p.iter().map(|p| Report::Position {
+            callsign: p.callsign.clone(),
+            relay: relay.to_string(),
+            at: p.at,
+            fix: Fix {
+                lat: p.lat,
+                lon: p.lon,
+                alt_ft: p.alt_ft,
+                heading: p.heading,
+            },
+        }));
+    }
+    v
+}
+
+/// The writer task's state.
+struct Writer {
+    store: Store,
+    flights: Flights,
+    ops: Vec<Op>,
+    servers: Vec<ServerSample>,
+    stats: Arc<HistoryStats>,
+    retention: Duration,
+}
+
+impl Writer {
+    fn take(&mut self, input: Input) {
+        match input {
+            Input::Reports(rs) => {
+                for r in rs {
+                    self.flights.apply(r, &mut self.ops);
+                }
+            }
+            Input::RelayGone(relay) => {
+                self.flights
+                    .close_relay(Some(&relay), unix_now(), &mut self.ops)
+            }
+            Input::Servers(s) => self.servers.extend(s),
+        }
+    }
+
+    async fn flush(&mut self) {
+        self.flights
+            .close_silent(unix_now(), SILENCE_SECS, &mut self.ops);
+        let st = self.flights.stats();
+        self.stats
+            .flights_open
+            .store(self.flights.open_count() as u64, Relaxed);
+        self.stats
+            .flights_over_cap
+            .store(st.dropped_open_cap, Relaxed);
+        if !self.ops.is_empty() {
+            let n = self.ops.len() as u64;
+            match self.store.apply(&self.ops).await {
+                Ok(()) => {
+                    self.stats.rows_written.fetch_add(n, Relaxed);
+                }
+                Err(e) => {
+                    self.stats.write_errors.fetch_add(1, Relaxed);
+                    tracing::error!("flight log write failed, {n} operations lost: {e:#}");
+                }
+            }
+            self.ops.clear();
+        }
+        if !self.servers.is_empty() {
+            let n = self.servers.len() as u64;
+            match self.store.record_servers(&self.servers).await {
+                Ok(()) => {
+                    self.stats.rows_written.fetch_add(n, Relaxed);
+                }
+                Err(e) => {
+                    self.stats.write_errors.fetch_add(1, Relaxed);
+                    tracing::error!("server history write failed, {n} samples lost: {e:#}");
+                }
+            }
+            self.servers.clear();
+        }
+    }
+
+    async fn run(mut self, mut rx: mpsc::Receiver<Input>, stop: Stop) -> Result<()> {
+        let mut flush = tokio::time::interval(FLUSH_EVERY);
+        flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut prune = tokio::time::interval(PRUNE_EVERY);
+        prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                Some(input) = rx.recv() => self.take(input),
+                _ = flush.tick() => self.flush().await,
+                _ = prune.tick() => {
+                    let before = unix_now() - self.retention.as_secs() as i64;
+                    match self.store.prune(before).await {
+                        Ok(n) => {
+                            self.stats.pruned.fetch_add(n, Relaxed);
+                            if n > 0 {
+                                tracing::info!(flights = n, "flight log retention");
+                            }
+                        }
+                        Err(e) => tracing::error!("flight log retention failed: {e:#}"),
+                    }
+                }
+                _ = stop.stopped() => break,
+            }
+        }
+        // What is queued still goes in; the open flights end now.
+        while let Ok(input) = rx.try_recv() {
+            self.take(input);
+        }
+        self.flights.close_relay(None, unix_now(), &mut self.ops);
+        self.flush().await;
+        self.store.close().await;
+        Ok(())
+    }
+}

@@ -1,0 +1,348 @@
+//! `lobby tracker`: the server side of the fgms tracker link (FlightGear's
+//! fgtracker), so a network of fgms or lobby relays can report its pilots here and
+//! the flight log records them. The protocol is `tracker::server::ServerConn`; this
+//! is its TCP driver:
+//!
+//! - only relays listed in `[[tracker.relay]]` (by source address) are identified,
+//!   under the name configured there; anyone else gets fgtracker's refusal and a
+//!   warning line naming the source;
+//! - at most [`MAX_CONNECTIONS`] connections, [`MAX_PER_IP`] per source address;
+//!   identification within 20 s, PINGs on silence and a close after 240 s (the
+//!   protocol's timers), writes time out;
+//! - each acknowledged message becomes flight log reports (CONNECT begins a flight,
+//!   POSITION samples it, DISCONNECT ends it); when a relay's connection ends, its
+//!   open flights end at their last position.
+
+use crate::lifecycle::{listening, tcp_listener, Stop, Supervisor};
+use crate::parts::history::{History, Input};
+use anyhow::Result;
+use flightlog::flights::{Fix, Report};
+use ipnet::IpNet;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tracker::message::Line;
+use tracker::server::{Event, ServerConfig, ServerConn};
+
+/// Connections at once, at most.
+pub const MAX_CONNECTIONS: usize = 256;
+/// Connections at once from one address, at most.
+pub const MAX_PER_IP: usize = 4;
+/// A write gives up after this.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The tracker server's counters (`/stats` → `tracker`, `/metrics`).
+#[derive(Debug, Default)]
+pub struct TrackerStats {
+    /// Connections accepted.
+    pub connections: AtomicU64,
+    /// Connections refused at accept (a cap).
+    pub refused_cap: AtomicU64,
+    /// Identifications refused (source not listed, or a bad identification).
+    pub refused_ident: AtomicU64,
+    /// Messages acknowledged.
+    pub messages: AtomicU64,
+    /// Lines recorded.
+    pub lines: AtomicU64,
+    /// Connections closed on a fatal line.
+    pub fatal: AtomicU64,
+    /// Relays identified and connected now.
+    pub relays_connected: AtomicU64,
+}
+
+impl TrackerStats {
+    /// (name, value) of every counter.
+    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
+        let g = |c: &AtomicU64| c.load(Relaxed);
+        vec![
+            ("connections", g(&self.connections)),
+            ("refused_cap", g(&self.refused_cap)),
+            ("refused_ident", g(&self.refused_ident)),
+            ("messages", g(&self.messages)),
+            ("lines", g(&self.lines)),
+            ("fatal", g(&self.fatal)),
+            ("relays_connected", g(&self.relays_connected)),
+        ]
+    }
+}
+
+/// The relay allowed from `ip`, if any: the first entry whose network holds it.
+pub fn allowed_name(allowed: &[(String, IpNet)], ip: IpAddr) -> Option<&str> {
+    let ip = ip.to_canonical();
+    allowed
+        .iter()
+        .find(|(_, n)| n.contains(&ip))
+        .map(|(name, _)| name.as_str())
+}
+
+/// The flight log report of one tracker line from relay `relay`.
+pub fn report(line: Line, relay: &str) -> Report {
+    match line {
+        Line::Connect {
+            callsign,
+            model,
+            time,
+            ..
+        } => Report::Began {
+            callsign,
+            model,
+            relay: relay.to_string(),
+            at: time,
+        },
+        Line::Disconnect { callsign, time, .. } => Report::Ended {
+            callsign,
+            relay: relay.to_string(),
+            at: time,
+        },
+        Line::Position {
+            callsign,
+            lat,
+            lon,
+            alt_ft,
+            heading,
+            time,
+            ..
+        } => Report::Position {
+            callsign,
+            relay: relay.to_string(),
+            at: time,
+            fix: Fix {
+                lat,
+                lon,
+                alt_ft,
+                heading,
+            },
+        },
+    }
+}
+
+/// What the accept loops share.
+struct Shared {
+    allowed: Vec<(String, IpNet)>,
+    history: Option<History>,
+    stats: Arc<TrackerStats>,
+    open: Mutex<HashMap<IpAddr, usize>>,
+    total: tokio::sync::Semaphore,
+}
+
+/// A running tracker server.
+pub struct TrackerServer {
+    /// Bound addresses.
+    pub addrs: Vec<SocketAddr>,
+    /// Counters.
+    pub stats: Arc<TrackerStats>,
+}
+
+impl TrackerServer {
+    /// Binds, prints `listening tracker tcp ADDR` lines and serves under `sup`.
+    pub fn start(
+        sup: &Supervisor,
+        listen: &[SocketAddr],
+        allowed: Vec<(String, IpNet)>,
+        history: Option<History>,
+    ) -> Result<TrackerServer> {
+        let stats = Arc::new(TrackerStats::default());
+        let shared = Arc::new(Shared {
+            allowed,
+            history,
+            stats: stats.clone(),
+            open: Mutex::new(HashMap::new()),
+            total: tokio::sync::Semaphore::new(MAX_CONNECTIONS),
+        });
+        let mut addrs = Vec::new();
+        for &a in listen {
+            let l = tcp_listener(a, "tracker")?;
+            let bound = l.local_addr()?;
+            listening("tracker", "tcp", bound);
+            addrs.push(bound);
+            sup.spawn_task(
+                "tracker",
+                accept_loop(l, shared.clone(), sup.stop().clone()),
+            );
+        }
+        Ok(TrackerServer { addrs, stats })
+    }
+}
+
+async fn accept_loop(l: TcpListener, shared: Arc<Shared>, stop: Stop) -> Result<()> {
+    let mut conns = tokio::task::JoinSet::new();
+    loop {
+        let (sock, peer) = tokio::select! {
+            r = l.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    tracing::warn!(error = %e, "tracker accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => continue,
+            _ = stop.stopped() => break,
+        };
+        let ip = peer.ip().to_canonical();
+        let Ok(permit) = shared.total.try_acquire() else {
+            shared.stats.refused_cap.fetch_add(1, Relaxed);
+            tracing::debug!(%peer, "tracker connection refused: too many open");
+            continue;
+        };
+        {
+            let mut open = crate::lifecycle::lock(&shared.open);
+            let n = open.entry(ip).or_insert(0);
+            if *n >= MAX_PER_IP {
+                shared.stats.refused_cap.fetch_add(1, Relaxed);
+                tracing::debug!(%peer, "tracker connection refused: too many from this address");
+                continue;
+            }
+            *n += 1;
+        }
+        permit.forget();
+        shared.stats.connections.fetch_add(1, Relaxed);
+        let (shared, stop) = (shared.clone(), stop.clone());
+        conns.spawn(async move {
+            serve(sock, peer, &shared, &stop).await;
+            shared.total.add_permits(1);
+            let mut open = crate::lifecycle::lock(&shared.open);
+            if let Some(n) = open.get_mut(&ip) {
+                *n -= 1;
+                if *n == 0 {
+                    open.remove(&ip);
+                }
+            }
+        });
+    }
+    conns.shutdown().await;
+    Ok(())
+}
+
+/// One relay's connection, until it closes, the protocol closes it, or the stop.
+async fn serve(mut sock: TcpStream, peer: SocketAddr, shared: &Shared, stop: &Stop) {
+    let mut conn = ServerConn::new(ServerConfig::default(), Instant::now());
+    let mut name: Option<String> = None;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        while let Some(out) = conn.poll_transmit() {
+            match tokio::time::timeout(WRITE_TIMEOUT, sock.write_all(&out)).await {
+                Ok(Ok(())) => {}
+                _ => {
+                    tracing::debug!(%peer, "tracker write failed or timed out");
+                    return finish(shared, name, peer);
+                }
+            }
+        }
+        if conn.is_closed() {
+            return finish(shared, name, peer);
+        }
+        let wake = conn
+            .poll_timeout()
+            .unwrap_or_else(|| Instant::now() + Duration::from_secs(60));
+        let events = tokio::select! {
+            r = sock.read(&mut buf) => match r {
+                Ok(0) | Err(_) => return finish(shared, name, peer),
+                Ok(n) => conn.received(&buf[..n], Instant::now()),
+            },
+            _ = tokio::time::sleep_until(wake.into()) => {
+                conn.handle_timeout(Instant::now());
+                Vec::new()
+            }
+            _ = stop.stopped() => return finish(shared, name, peer),
+        };
+        let mut queue = std::collections::VecDeque::from(events);
+        while let Some(e) = queue.pop_front() {
+            match e {
+                Event::Hello(ident) => match allowed_name(&shared.allowed, peer.ip()) {
+                    Some(n) => {
+                        tracing::info!(%peer, relay = n, ident = ?ident, "tracker: relay identified");
+                        shared.stats.relays_connected.fetch_add(1, Relaxed);
+                        name = Some(n.to_string());
+                        queue.extend(conn.accept(n));
+                    }
+                    None => {
+                        shared.stats.refused_ident.fetch_add(1, Relaxed);
+                        tracing::warn!(%peer, ident = ?ident, "tracker: refused a relay not listed in [[tracker.relay]]");
+                        conn.refuse();
+                    }
+                },
+                Event::Message { lines, .. } => {
+                    shared.stats.messages.fetch_add(1, Relaxed);
+                    shared.stats.lines.fetch_add(lines.len() as u64, Relaxed);
+                    if let (Some(h), Some(n)) = (&shared.history, &name) {
+                        h.send(Input::Reports(
+                            lines.into_iter().map(|l| report(l, n)).collect(),
+                        ));
+                    }
+                }
+                Event::Fatal(why) => {
+                    shared.stats.fatal.fetch_add(1, Relaxed);
+                    tracing::warn!(%peer, relay = ?name, reason = %why, "tracker: closing a connection on a bad line");
+                }
+            }
+        }
+    }
+}
+
+fn finish(shared: &Shared, name: Option<String>, peer: SocketAddr) {
+    if let Some(n) = name {
+        shared.stats.relays_connected.fetch_sub(1, Relaxed);
+        tracing::info!(%peer, relay = n, "tracker: relay disconnected");
+        if let Some(h) = &shared.history {
+            h.send(Input::RelayGone(n));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relays_are_admitted_by_the_first_network_that_holds_them() {
+        let allowed = vec![
+            ("mpserver01".to_string(), "192.0.2.1/32".parse().unwrap()),
+            ("lan".to_string(), "10.0.0.0/8".parse().unwrap()),
+            ("v6".to_string(), "2001:db8::/64".parse().unwrap()),
+        ];
+        let n = |s: &str| allowed_name(&allowed, s.parse().unwrap());
+        assert_eq!(n("192.0.2.1"), Some("mpserver01"));
+        assert_eq!(n("::ffff:192.0.2.1"), Some("mpserver01"), "mapped IPv4");
+        assert_eq!(n("10.9.8.7"), Some("lan"));
+        assert_eq!(n("2001:db8::5"), Some("v6"));
+        assert_eq!(n("192.0.2.2"), None);
+    }
+
+    #[test]
+    fn lines_become_reports_of_the_identified_relay() {
+        let r = report(
+            Line::Position {
+                callsign: "TEST1".into(),
+                passwd: "test".into(),
+                lat: 63.9,
+                lon: -22.6,
+                alt_ft: 1000.0,
+                heading: 280.0,
+                pitch: 0.0,
+                roll: 0.0,
+                time: 1_796_155_200,
+            },
+            "mpserver01",
+        );
+        match r {
+            Report::Position {
+                callsign,
+                relay,
+                at,
+                fix,
+            } => {
+                assert_eq!(
+                    (callsign.as_str(), relay.as_str(), at),
+                    ("TEST1", "mpserver01", 1_796_155_200)
+                );
+                assert_eq!((fix.lat, fix.heading), (63.9, 280.0));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
