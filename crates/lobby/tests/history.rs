@@ -1,11 +1,10 @@
 //! The flight log end to end, over real sockets, the same cases on SQLite and on a
-//! throwaway PostgreSQL cluster:
-//! - `lobby tracker` accepts a listed relay's tracker connection and records what
-//!   `lobby relay --tracker` reports (real FlightGear datagrams from two pilots),
-//!   and refuses a relay it does not list;
-//! - a relay with its own `[history]` records its local pilots in-process;
-//! - `/api/flights`, `/api/flights/{id}` (GeoJSON), `/api/callsigns/{callsign}`
-//!   read them back.
+//! throwaway PostgreSQL cluster: two linked relays, A (`lobby up`: relay, tracker,
+//! flight log, HTTP) and B (`lobby relay`, linked to A, reporting to A's tracker
+//! over TCP); simulated FlightGear clients fly on both with real datagrams; A's
+//! `/api/flights`, `/api/flights/{id}` (GeoJSON) and `/api/callsigns/{callsign}`
+//! read back B's pilots (through the tracker) and A's own (in-process). A relay
+//! the tracker does not list is refused.
 
 mod common;
 
@@ -58,54 +57,62 @@ fn fly_two(relay: SocketAddr, secs: u64) {
 
 fn every_case(db: &str, tag: &str) {
     let dir = tmpdir(tag);
-    // The tracker: only 127.0.0.1 is listed, as `edge`.
-    let t = Lobby::start(
-        &[
-            "tracker",
-            "--listen",
-            "127.0.0.1:0",
-            "--allow",
-            "edge=127.0.0.1",
-            "--database-url",
-            db,
-            "--http",
-            "127.0.0.1:0",
-        ],
-        2,
-    );
-    let thttp = t.addr("http", "tcp");
-    let taddr = t.addr("tracker", "tcp");
-    // The relay reports to it; it also keeps its own log (SQLite) of its local pilots.
-    let cfg = dir.join("relay.toml");
+    // Relay A runs with its tracker and flight log (as `lobby up` does); only
+    // 127.0.0.1 may report, as `edge`, and relay traffic from it is accepted.
+    let cfg_a = dir.join("a.toml");
     std::fs::write(
-        &cfg,
+        &cfg_a,
         format!(
-            "[relay]\nname = \"edge\"\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\nplayer_expiry = 2\ntracker = \"{taddr}\"\n\
-             [history]\ndatabase_url = \"sqlite:{}\"\n",
-            dir.join("local.sqlite").display()
+            "[relay]\nname = \"hub\"\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\nplayer_expiry = 2\nwhitelist = [\"127.0.0.1\"]\n\
+             [master]\nlisten = [\"127.0.0.1:0\"]\n[dns]\nlisten = []\n[sim]\ncount = 0\n\
+             [http]\nlisten = [\"127.0.0.1:0\"]\n\
+             [tracker]\nlisten = [\"127.0.0.1:0\"]\n[[tracker.relay]]\nname = \"edge\"\naddress = \"127.0.0.1\"\n\
+             [history]\ndatabase_url = \"{db}\"\n"
         ),
     )
     .unwrap();
-    let r = Lobby::start(
-        &[
-            "relay",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        2,
-    );
-    let rhttp = r.addr("http", "tcp");
-    fly_two(r.addr("relay", "udp"), 12);
-    // Both ended (player_expiry 2 s, then a feed take, then the tracker's OK).
-    for http in [thttp, rhttp] {
-        let v = json_until(http, "/api/flights", "two ended flights", |v| {
-            let f = v["flights"].as_array().unwrap();
-            f.len() == 2 && f.iter().all(|x| x["end"].is_i64())
-        });
-        for f in v["flights"].as_array().unwrap() {
-            assert_eq!(f["relay"], "edge", "{f}");
+    // relay udp, master udp, tracker tcp, http.
+    let a = Lobby::start(&["up", "--config", cfg_a.to_str().unwrap()], 4);
+    let http = a.addr("http", "tcp");
+    let a_udp = a.addr("relay", "udp");
+    // Relay B, linked to A, reports its pilots to A's tracker over TCP.
+    let cfg_b = dir.join("b.toml");
+    std::fs::write(
+        &cfg_b,
+        format!(
+            "[relay]\nname = \"edge\"\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\nplayer_expiry = 2\n\
+             relays = [\"{a_udp}\"]\ntracker = \"{}\"\n",
+            a.addr("tracker", "tcp")
+        ),
+    )
+    .unwrap();
+    let b = Lobby::start(&["relay", "--config", cfg_b.to_str().unwrap()], 1);
+    let b_udp = b.addr("relay", "udp");
+    // ALPHA and BRAVO fly on B; CHARLIE on A sees them through the link.
+    let charlie = client(false);
+    charlie.send_to(&pos("CHARLIE", BIKF, 100), a_udp).unwrap();
+    let fly_c = std::thread::spawn(move || {
+        for _ in 0..140 {
+            charlie.send_to(&pos("CHARLIE", BIKF, 100), a_udp).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        charlie
+    });
+    fly_two(b_udp, 12);
+    let charlie = fly_c.join().unwrap();
+    let mut seen = drain(&charlie, Duration::from_millis(300));
+    seen.retain(|d| callsign_of(d) == "ALPHA");
+    assert!(!seen.is_empty(), "CHARLIE on A receives ALPHA flying on B");
+    // All three ended (player_expiry 2 s, a feed take, the tracker's OK, a flush).
+    let v = json_until(http, "/api/flights", "three ended flights", |v| {
+        let f = v["flights"].as_array().unwrap();
+        f.len() == 3 && f.iter().all(|x| x["end"].is_i64())
+    });
+    let mut by: Vec<(String, String, String)> = v["flights"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
             assert!(f["duration_s"].as_i64().unwrap() >= 10, "{f}");
             assert!(f["samples"].as_i64().unwrap() >= 1, "{f}");
             let p = &f["start_position"];
@@ -114,16 +121,31 @@ fn every_case(db: &str, tag: &str) {
                 (p["alt_ft"].as_f64().unwrap() - 3280.8).abs() < 1.0,
                 "1000 m: {f}"
             );
-        }
-    }
+            (
+                f["callsign"].as_str().unwrap().to_string(),
+                f["relay"].as_str().unwrap().to_string(),
+                f["model"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    by.sort();
     // Through the tracker the model is fgms's short name; in-process, the path.
-    let (_, v) = json(thttp, "/api/flights?callsign=ALPHA");
-    assert_eq!(v["flights"][0]["model"], "c172p");
-    let (_, v) = json(rhttp, "/api/flights?callsign=ALPHA");
-    assert_eq!(v["flights"][0]["model"], "Aircraft/c172p/Models/c172p.xml");
+    assert_eq!(
+        by,
+        [
+            ("ALPHA".to_string(), "edge".to_string(), "c172p".to_string()),
+            ("BRAVO".into(), "edge".into(), "c172p".into()),
+            (
+                "CHARLIE".into(),
+                "hub".into(),
+                "Aircraft/c172p/Models/c172p.xml".into()
+            ),
+        ]
+    );
     // One flight with its track as GeoJSON.
+    let (_, v) = json(http, "/api/flights?callsign=CHARLIE");
     let id = v["flights"][0]["id"].as_i64().unwrap();
-    let (code, f) = json(rhttp, &format!("/api/flights/{id}"));
+    let (code, f) = json(http, &format!("/api/flights/{id}"));
     assert_eq!(code, 200, "{f}");
     assert_eq!(f["track"]["type"], "Feature");
     assert_eq!(f["track"]["geometry"]["type"], "LineString");
@@ -134,24 +156,25 @@ fn every_case(db: &str, tag: &str) {
         "{c}"
     );
     // A callsign's totals.
-    let (_, cs) = json(thttp, "/api/callsigns/BRAVO");
+    let (_, cs) = json(http, "/api/callsigns/BRAVO");
     assert_eq!(cs["flights"], 1, "{cs}");
     assert_eq!(cs["aircraft"][0]["model"], "c172p");
+    assert!(cs["hours"].as_f64().unwrap() > 10.0 / 3600.0, "{cs}");
     // Errors name what is wrong.
-    assert_eq!(json(thttp, "/api/flights?limit=0").0, 400);
-    assert_eq!(json(thttp, "/api/flights/999999").0, 404);
-    assert_eq!(json(thttp, "/api/flights/x").0, 400);
+    assert_eq!(json(http, "/api/flights?limit=0").0, 400);
+    assert_eq!(json(http, "/api/flights/999999").0, 404);
+    assert_eq!(json(http, "/api/flights/x").0, 400);
     // Paging: one per page.
-    let (_, p1) = json(thttp, "/api/flights?limit=1");
+    let (_, p1) = json(http, "/api/flights?limit=1");
     let before = p1["next_before"].as_i64().expect("a next page");
-    let (_, p2) = json(thttp, &format!("/api/flights?limit=1&before={before}"));
+    let (_, p2) = json(http, &format!("/api/flights?limit=1&before={before}"));
     assert_ne!(p1["flights"][0]["id"], p2["flights"][0]["id"]);
-    r.stop();
-    t.stop();
+    b.stop();
+    a.stop();
 }
 
 #[test]
-fn flights_are_recorded_through_the_tracker_and_in_process_on_sqlite() {
+fn two_linked_relays_one_reporting_to_the_others_tracker_on_sqlite() {
     let dir = tmpdir("sqlite-db");
     every_case(
         &format!("sqlite:{}", dir.join("tracker.sqlite").display()),
@@ -160,7 +183,7 @@ fn flights_are_recorded_through_the_tracker_and_in_process_on_sqlite() {
 }
 
 #[test]
-fn flights_are_recorded_through_the_tracker_and_in_process_on_postgresql() {
+fn two_linked_relays_one_reporting_to_the_others_tracker_on_postgresql() {
     let pg = pg::Pg::start("lobby-history");
     every_case(pg.url(), "postgres");
 }
