@@ -146,6 +146,35 @@ fn flight_row(row: &AnyRow) -> Result<FlightRow> {
     })
 }
 
+/// Positions per multi-row insert (6 parameters each: well under PostgreSQL's
+/// 65,535 and SQLite's 32,766 bound parameters).
+const POSITIONS_PER_INSERT: usize = 500;
+
+/// `INSERT INTO flight_positions ... VALUES ($1, ..., $6), ($7, ...), ...` for `rows`
+/// rows, with the placeholders both databases accept (`$N`).
+fn insert_positions_sql(rows: usize) -> String {
+    let mut sql = String::from(
+        "INSERT INTO flight_positions (flight_id, time, lat, lon, alt_ft, heading) VALUES ",
+    );
+    for r in 0..rows {
+        if r > 0 {
+            sql.push_str(", ");
+        }
+        let b = r * 6;
+        sql.push_str(&format!(
+            "(${}, ${}, ${}, ${}, ${}, ${})",
+            b + 1,
+            b + 2,
+            b + 3,
+            b + 4,
+            b + 5,
+            b + 6
+        ));
+    }
+    sql.push_str(" ON CONFLICT (flight_id, time) DO NOTHING");
+    sql
+}
+
 const FLIGHT_COLUMNS: &str = "id, callsign, model, relay, start_time, end_time, start_lat, start_lon, start_alt_ft, end_lat, end_lon, end_alt_ft, distance_nm, max_alt_ft, samples";
 
 impl Store {
@@ -214,6 +243,7 @@ impl Store {
             return Ok(());
         }
         let mut tx = self.pool.begin().await?;
+        let mut positions: Vec<(i64, i64, Fix)> = Vec::new();
         for op in ops {
             match op {
                 Op::Open {
@@ -239,25 +269,22 @@ impl Store {
                     first,
                     totals,
                 } => {
-                    sqlx::query("INSERT INTO flight_positions (flight_id, time, lat, lon, alt_ft, heading) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (flight_id, time) DO NOTHING")
-                        .bind(*id)
-                        .bind(*at)
-                        .bind(fix.lat)
-                        .bind(fix.lon)
-                        .bind(fix.alt_ft)
-                        .bind(fix.heading)
-                        .execute(&mut *tx)
-                        .await?;
-                    sqlx::query("UPDATE flights SET start_lat = $2, start_lon = $3, start_alt_ft = $4, distance_nm = $5, max_alt_ft = $6, samples = $7 WHERE id = $1")
-                        .bind(*id)
-                        .bind(first.lat)
-                        .bind(first.lon)
-                        .bind(first.alt_ft)
-                        .bind(totals.distance_nm)
-                        .bind(totals.max_alt_ft)
-                        .bind(totals.samples)
-                        .execute(&mut *tx)
-                        .await?;
+                    positions.push((*id, *at, *fix));
+                    // A flight's totals are written with its first position and then
+                    // once a minute (every 6th position), and at its end: an open
+                    // flight's distance lags at most a minute, for a sixth of the writes.
+                    if totals.samples == 1 || totals.samples % 6 == 0 {
+                        sqlx::query("UPDATE flights SET start_lat = $2, start_lon = $3, start_alt_ft = $4, distance_nm = $5, max_alt_ft = $6, samples = $7 WHERE id = $1")
+                            .bind(*id)
+                            .bind(first.lat)
+                            .bind(first.lon)
+                            .bind(first.alt_ft)
+                            .bind(totals.distance_nm)
+                            .bind(totals.max_alt_ft)
+                            .bind(totals.samples)
+                            .execute(&mut *tx)
+                            .await?;
+                    }
                 }
                 Op::Close {
                     id,
@@ -278,6 +305,21 @@ impl Store {
                         .await?;
                 }
             }
+        }
+        // Positions go in multi-row inserts: one statement per POSITIONS_PER_INSERT.
+        for chunk in positions.chunks(POSITIONS_PER_INSERT) {
+            let sql = insert_positions_sql(chunk.len());
+            let mut q = sqlx::query(&sql);
+            for (id, at, f) in chunk {
+                q = q
+                    .bind(*id)
+                    .bind(*at)
+                    .bind(f.lat)
+                    .bind(f.lon)
+                    .bind(f.alt_ft)
+                    .bind(f.heading);
+            }
+            q.execute(&mut *tx).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -441,6 +483,27 @@ impl Store {
             s.try_get("name")?,
             samples,
         )))
+    }
+
+    /// The database's size on disk, bytes (SQLite: pages × page size after a
+    /// checkpoint; PostgreSQL: `pg_database_size` of the current database).
+    pub async fn size_bytes(&self) -> Result<i64> {
+        let row = match self.backend {
+            Backend::Sqlite => {
+                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                    .execute(&self.pool)
+                    .await?;
+                sqlx::query("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()")
+                    .fetch_one(&self.pool)
+                    .await?
+            }
+            Backend::Postgres => {
+                sqlx::query("SELECT pg_database_size(current_database()) AS n")
+                    .fetch_one(&self.pool)
+                    .await?
+            }
+        };
+        Ok(row.try_get("n")?)
     }
 
     /// Closes the pool (pending writes are done: every write awaits its commit).
