@@ -216,11 +216,15 @@ fn telnet_connections_are_capped_per_source_and_in_total() {
     drop(held);
     drop(third);
     // Places are given back when connections end; both refusals were counted (the
-    // list is a snapshot up to a second old, so wait for one taken after them).
+    // list is a snapshot up to a second old, so wait for one taken after them). A
+    // poll made before the relay has seen the stalled readers close is refused and
+    // counted too (a full local run under load failed on `== 1`), so the counts are at
+    // least one each; that the two deliberate connections were refused unserved is
+    // asserted above.
     telnet_until(tn, "the refusals", |t| {
         t.contains(&online)
-            && telnet_stat(t, "telnet_refused_per_ip") == 1
-            && telnet_stat(t, "telnet_refused_total") == 1
+            && telnet_stat(t, "telnet_refused_per_ip") >= 1
+            && telnet_stat(t, "telnet_refused_total") >= 1
     });
     let _ = std::fs::remove_file(&path);
     r.stop();

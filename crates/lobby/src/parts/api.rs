@@ -372,7 +372,7 @@ fn not_running(part: &str) -> Response {
 }
 
 /// The query parameters read by `parse`, or the text of why they do not parse.
-fn parsed<F>(
+pub(crate) fn parsed<F>(
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
     parse: fn(&BTreeMap<String, String>) -> Result<F, String>,
 ) -> Result<F, String> {

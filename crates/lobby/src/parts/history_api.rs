@@ -91,11 +91,7 @@ pub async fn flights(
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
 ) -> Response {
     let Some(h) = &s.history else { return no_log() };
-    let q = match q
-        .map(|Query(m)| m)
-        .map_err(|e| e.body_text())
-        .and_then(|m| FlightFilter::parse(&m))
-    {
+    let q = match crate::parts::api::parsed(q, FlightFilter::parse) {
         Ok(f) => f,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };

@@ -53,27 +53,13 @@ pub struct TrackerOptions {
 
 /// The CONNECT/DISCONNECT line of one session.
 pub fn session_line(s: &Session) -> Line {
-    let (callsign, passwd, model, time) = (
+    Line::session(
+        s.began,
         s.callsign.clone(),
         PASSWD.to_string(),
         model_name(&s.model),
         s.at,
-    );
-    if s.began {
-        Line::Connect {
-            callsign,
-            passwd,
-            model,
-            time,
-        }
-    } else {
-        Line::Disconnect {
-            callsign,
-            passwd,
-            model,
-            time,
-        }
-    }
+    )
 }
 
 /// The POSITION line of one local pilot (degrees, feet).

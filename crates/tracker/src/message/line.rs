@@ -58,6 +58,31 @@ pub enum Line {
 }
 
 impl Line {
+    /// `CONNECT` when `began`, else `DISCONNECT`.
+    pub fn session(
+        began: bool,
+        callsign: String,
+        passwd: String,
+        model: String,
+        time: i64,
+    ) -> Line {
+        if began {
+            Line::Connect {
+                callsign,
+                passwd,
+                model,
+                time,
+            }
+        } else {
+            Line::Disconnect {
+                callsign,
+                passwd,
+                model,
+                time,
+            }
+        }
+    }
+
     /// The line exactly as fgms writes it:
     /// `CONNECT <callsign> <passwd> <aircraft> <YYYY-MM-DD> <HH:MM:SS>` (6 fields),
     /// the same for `DISCONNECT`, and
@@ -270,22 +295,13 @@ pub fn parse_line(line: &str) -> Parsed {
             let Some(time) = parse_time(f[4], f[5]) else {
                 return Parsed::Fatal(format!("{kind} time {:?} {:?} is invalid", f[4], f[5]));
             };
-            let (callsign, passwd, model) = (f[1].to_string(), f[2].to_string(), f[3].to_string());
-            Parsed::Line(if kind == "CONNECT" {
-                Line::Connect {
-                    callsign,
-                    passwd,
-                    model,
-                    time,
-                }
-            } else {
-                Line::Disconnect {
-                    callsign,
-                    passwd,
-                    model,
-                    time,
-                }
-            })
+            Parsed::Line(Line::session(
+                kind == "CONNECT",
+                f[1].to_string(),
+                f[2].to_string(),
+                f[3].to_string(),
+                time,
+            ))
         }
         other => Parsed::Fatal(format!("unknown message type {other:?}")),
     }
