@@ -12,6 +12,8 @@ pub mod fgms_conf;
 pub mod query_session;
 pub mod relay_engine;
 pub mod telnet_render;
+pub mod tracker_client;
+pub mod tracker_server;
 pub mod xash_master;
 pub mod xash_queries;
 
@@ -28,6 +30,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("query_session", query_session::run),
     ("relay_engine", relay_engine::run),
     ("telnet_render", telnet_render::run),
+    ("tracker_client", tracker_client::run),
+    ("tracker_server", tracker_server::run),
     ("xash_master", xash_master::run),
     ("xash_queries", xash_queries::run),
 ];
