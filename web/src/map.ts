@@ -63,6 +63,19 @@ let mouse: [number, number] | null = null;
 let hovered: Pilot | null = null;
 let selected: string | null = null;
 let selectedExtra: ApiPilot | null = null;
+
+/** The flight log of the selected callsign (null: none, or no flight log here). */
+interface FlightEntry {
+  id: number; callsign: string; model: string; relay: string; start: number; end: number | null;
+  duration_s: number; distance_nm: number; max_alt_ft: number | null; samples: number;
+}
+interface FlightsBody { generated_at: number; flights: FlightEntry[]; next_before: number | null }
+interface FlightBody { flight: FlightEntry; track: { geometry: { coordinates: [number, number, number][] } } }
+let selectedFlights: FlightEntry[] | null = null;
+/** Today's tracks of the selected callsign: lon/lat per point, one array per flight. */
+let selectedTracks: Float32Array[] = [];
+/** Tracks drawn at most this many flights back (today's). */
+const MAX_TRACKS = 10;
 let visible = () => true;
 
 // Stream figures for tests and the benchmark.
@@ -252,6 +265,7 @@ let spriteDpr = 0;
 let pixels: ImageData | null = null;
 let buf32: Uint32Array | null = null;
 const TRAIL_RGBA = 0x9047b5ff; // rgba(255,181,71,0.56), little-endian
+const TRACK_RGBA = 0xe6ffc850; // rgba(80,200,255,0.9): the selected pilot's tracks today
 let baseDirty = true;
 
 function buildSprites() {
@@ -304,7 +318,7 @@ function drawBase() {
 }
 
 /** A 1-pixel line into the buffer (Bresenham), clipped to it. */
-function line(b: Uint32Array, W: number, H: number, x0: number, y0: number, x1: number, y1: number) {
+function line(b: Uint32Array, W: number, H: number, x0: number, y0: number, x1: number, y1: number, rgba = TRAIL_RGBA) {
   x0 |= 0; y0 |= 0; x1 |= 0; y1 |= 0;
   if ((x0 < 0 && x1 < 0) || (y0 < 0 && y1 < 0) || (x0 >= W && x1 >= W) || (y0 >= H && y1 >= H)) return;
   const dx = Math.abs(x1 - x0), dy = -Math.abs(y1 - y0);
@@ -312,7 +326,7 @@ function line(b: Uint32Array, W: number, H: number, x0: number, y0: number, x1: 
   const sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
   let err = dx + dy;
   for (;;) {
-    if (x0 >= 0 && x0 < W && y0 >= 0 && y0 < H) b[y0 * W + x0] = TRAIL_RGBA;
+    if (x0 >= 0 && x0 < W && y0 >= 0 && y0 < H) b[y0 * W + x0] = rgba;
     if (x0 === x1 && y0 === y1) return;
     const e2 = 2 * err;
     if (e2 >= dy) { err += dy; x0 += sx; }
@@ -348,6 +362,16 @@ function drawPilots() {
       started = true; px = x; py = y;
     }
     if (started && Math.abs(p.x - px) < half) line(b, W, H, sx0 + sk * px, sy0 + sk * py, sx0 + sk * p.x, sy0 + sk * p.y);
+  }
+  for (const tr of selectedTracks) {
+    let prev: [number, number] | null = null;
+    for (let i = 0; i + 1 < tr.length; i += 2) {
+      const q = project(tr[i], tr[i + 1]);
+      if (prev && Math.abs(q[0] - prev[0]) < half) {
+        line(b, W, H, sx0 + sk * prev[0], sy0 + sk * prev[1], sx0 + sk * q[0], sy0 + sk * q[1], TRACK_RGBA);
+      }
+      prev = q;
+    }
   }
   const turn = ROTATIONS / (2 * Math.PI);
   for (const p of pilots.values()) {
@@ -440,13 +464,20 @@ function showDetails() {
     row(dl, 'online since', `${utc(p.online_since)} (${ago(p.online_since, latest)})`);
   }
   if (x?.last_seen) row(dl, 'last seen', ago(x.last_seen, latest));
-  $('details-body').replaceChildren(h('h3', {}, selected), p ? dl : h('p', {}, 'left'));
+  const log = selectedFlights === null ? null : h('div', { class: 'flight-log' },
+    h('h4', {}, `Flight log (${selectedFlights.length} recent)`),
+    selectedFlights.length === 0 ? h('p', {}, 'no flights recorded') :
+      h('ol', {}, ...selectedFlights.map((f) => h('li', { 'data-flight': f.id },
+        `${utc(f.start)} · ${int(f.duration_s / 60)} min · ${f.distance_nm.toFixed(1)} nm · ${f.model.split('/').pop()?.replace(/\.xml$/, '') ?? f.model}${f.end === null ? ' (flying)' : ''}`))));
+  $('details-body').replaceChildren(h('h3', {}, selected), p ? dl : h('p', {}, 'left'), log ?? '');
   box.hidden = false;
 }
 
 async function select_(cs: string | null) {
   selected = cs;
   selectedExtra = null;
+  selectedFlights = null;
+  selectedTracks = [];
   showDetails();
   scheduleDraw();
   if (!cs) return;
@@ -454,6 +485,40 @@ async function select_(cs: string | null) {
   if (selected !== cs) return;
   selectedExtra = r.body?.pilots?.find((q) => q.callsign === cs) ?? null;
   showDetails();
+  await loadLog(cs);
+}
+
+/** One flight's track, alone on the map. */
+async function showFlight(id: number) {
+  const cs = selected;
+  const t = await getJson<FlightBody>(`/api/flights/${id}`);
+  if (selected !== cs || !t.body) return;
+  const c = t.body.track.geometry.coordinates;
+  const ll = new Float32Array(2 * c.length);
+  c.forEach(([lon, lat], i) => { ll[2 * i] = lon; ll[2 * i + 1] = lat; });
+  selectedTracks = [ll];
+  scheduleDraw();
+}
+
+/** The callsign's recent flights from the flight log, and today's tracks on the map. */
+async function loadLog(cs: string) {
+  const r = await getJson<FlightsBody>(`/api/flights?callsign=${encodeURIComponent(cs)}&limit=20`);
+  if (selected !== cs || !r.body) return; // no flight log in this process: nothing shown
+  selectedFlights = r.body.flights;
+  showDetails();
+  const midnight = Math.floor(r.body.generated_at / 86400) * 86400;
+  const today = r.body.flights.filter((f) => (f.end ?? r.body!.generated_at) >= midnight).slice(0, MAX_TRACKS);
+  const tracks: Float32Array[] = [];
+  for (const f of today) {
+    const t = await getJson<FlightBody>(`/api/flights/${f.id}`);
+    if (selected !== cs) return;
+    const c = t.body?.track.geometry.coordinates ?? [];
+    const ll = new Float32Array(2 * c.length);
+    c.forEach(([lon, lat], i) => { ll[2 * i] = lon; ll[2 * i + 1] = lat; });
+    tracks.push(ll);
+  }
+  selectedTracks = tracks;
+  scheduleDraw();
 }
 
 function status(text: string, cls: string) {
@@ -520,6 +585,12 @@ export function initMap(isVisible: () => boolean) {
     void select_(p ? p.callsign : null);
   });
   $('details-close').addEventListener('click', () => void select_(null));
+  // A flight in the log: draw its track alone (any day's).
+  $('details-body').addEventListener('click', (e) => {
+    const li = (e.target as HTMLElement).closest('li[data-flight]');
+    const id = li?.getAttribute('data-flight');
+    if (id) void showFlight(Number(id));
+  });
   const input = $('pilot-filter') as HTMLInputElement;
   input.addEventListener('input', () => {
     filter = input.value.trim().toLowerCase();
@@ -557,6 +628,13 @@ export const mapHooks = {
     };
   },
   counts() { return { shown: shownCount, online }; },
+  /** The selected callsign's flight log as shown, and the track points drawn. */
+  log() {
+    return {
+      flights: selectedFlights?.map((f) => ({ id: f.id, end: f.end, samples: f.samples })) ?? null,
+      trackPoints: selectedTracks.map((t) => t.length / 2),
+    };
+  },
   get lastApplyMs() { return lastApplyMs; },
   /** The last update's time split: JSON.parse, applying to the state, redrawing. */
   get lastSplitMs() { return { ...lastSplit }; },

@@ -77,6 +77,10 @@ probe = "${r2}"
 [sim]
 count = 3
 gamedir = "valve"
+
+[history]
+database_url = "sqlite:${join(dir, 'history.sqlite')}"
+server_sample_interval = 1
 `);
   const webAddr = (p) => p.listeners.find((l) => (l.part === 'web' && l.proto === 'http') || (l.part === 'http' && l.proto === 'tcp'));
   up = await start(BIN, ['up', '--config', conf], {
@@ -283,6 +287,47 @@ test('the backbone view shows each part healthy and a stopped relay going down',
   await until('mpserver02 down', async () => (await publishedStates(page)).mpserver02 === 'down', 15000);
   await until('a new SOA serial', async () => Number(await page.locator('#dns-serial').innerText()) > serial, 5000);
   assert.ok((await healthLines(page)).length >= 3);
+  assert.deepEqual(problems, []);
+  await w.close();
+});
+
+test("a pilot's flight log and its track today, and a server's player history", async () => {
+  const w = await open('map');
+  const { page, problems } = w;
+  await waitMapReady(page);
+  // WEBJFK has flown since the start: its flight has positions stored (one every 10 s).
+  await until('WEBJFK in the flight log', async () => {
+    const r = await fetch(`${base}api/flights?callsign=WEBJFK`);
+    const b = await r.json();
+    return b.flights?.some((f) => f.samples >= 1) ? b : null;
+  }, 30000);
+  const now = await page.evaluate(() => window.lobby.pilot('WEBJFK'));
+  const p = await mapPoint(page, now.lon, now.lat);
+  await page.mouse.click(p.x, p.y);
+  const log = await until('its flight log and its track drawn', async () => {
+    const l = await page.evaluate(() => window.lobby.log());
+    return l.flights?.length >= 1 && l.trackPoints.length >= 1 && l.trackPoints[0] >= 1 ? l : null;
+  });
+  assert.equal(log.flights[0].end, null, 'still flying');
+  const details = await page.locator('#details').innerText();
+  assert.match(details, /Flight log \(\d+ recent\)/);
+  assert.match(details, /\(flying\)/);
+  // A flight in the list draws that flight's track alone.
+  await page.locator('#details li[data-flight]').first().click();
+  await until('one track drawn', async () => (await page.evaluate(() => window.lobby.log())).trackPoints.length === 1);
+  await screenshot(page, 'flight-log-desktop');
+
+  // A server's name opens its player history, sampled every second here.
+  await page.click('#tab-servers');
+  await page.waitForSelector('#servers tbody tr[data-address]');
+  await page.locator('#servers tbody tr[data-address] td.name').first().click();
+  const hist = await until('a player history', async () => {
+    const x = await page.evaluate(() => window.lobby.history());
+    return x?.samples >= 1 ? x : null;
+  });
+  assert.equal(await page.locator(`#servers tr[data-history="${hist.address}"] svg.players-chart polyline`).count(), 1);
+  assert.match(await page.locator(`#servers tr[data-history="${hist.address}"]`).innerText(), /players over the last 24 hours/);
+  await screenshot(page, 'server-history-desktop');
   assert.deepEqual(problems, []);
   await w.close();
 });

@@ -39,7 +39,7 @@ export async function countText(page) {
 
 /** The server table as the user reads it: one object per row, keyed by column. */
 export async function serverRows(page) {
-  return page.$$eval('#servers tbody tr', (trs) => trs.map((tr) => {
+  return page.$$eval('#servers tbody tr[data-address]', (trs) => trs.map((tr) => {
     const cell = (c) => tr.querySelector(`td.${c}`)?.textContent?.trim() ?? '';
     return {
       name: cell('name'), map: cell('map'), players: cell('players'), gamedir: cell('gamedir'),
