@@ -20,7 +20,8 @@ async fn main() -> anyhow::Result<()> {
     let pilots: i64 = pilots.parse()?;
     let hours: i64 = hours.parse()?;
     let store = Store::open(url).await?;
-    let mut fl = Flights::new(store.next_flight_id().await?, 1_000_000);
+    let mut fl = Flights::with_id_blocks(1_000_000);
+    fl.add_ids(store.reserve_flight_ids(10_000_000).await?, 10_000_000);
     let t0: i64 = 1_800_000_000;
     // Simulated seconds needed for `hours` flight hours with `pilots` flying.
     let secs = hours * 3600 / pilots;

@@ -137,13 +137,17 @@ pub struct FlightStats {
     pub dropped_open_cap: u64,
     /// Reports with a time before their flight's last one (kept out of order).
     pub out_of_order: u64,
+    /// Flights not opened: no id was left (the writer reserves enough before each batch).
+    pub dropped_no_id: u64,
 }
 
 /// The open flights, keyed by (relay, callsign).
 #[derive(Debug)]
 pub struct Flights {
     open: HashMap<(String, String), OpenFlight>,
+    /// Ids this writer may give out: `next_id .. id_end`.
     next_id: i64,
+    id_end: i64,
     max_open: usize,
     stats: FlightStats,
 }
@@ -159,15 +163,39 @@ pub fn distance_nm(a: Fix, b: Fix) -> f64 {
 }
 
 impl Flights {
-    /// No flight open; the next id is `next_id` (one more than the store's largest);
-    /// at most `max_open` flights open at once.
+    /// No flight open; ids from `next_id` on, without end (one writer per database;
+    /// with several, give each blocks with [`Flights::add_ids`] instead); at most
+    /// `max_open` flights open at once.
     pub fn new(next_id: i64, max_open: usize) -> Flights {
         Flights {
             open: HashMap::new(),
             next_id,
+            id_end: i64::MAX,
             max_open,
             stats: FlightStats::default(),
         }
+    }
+
+    /// No flight open and no id yet: ids come from [`Flights::add_ids`] (blocks the
+    /// store reserved for this writer).
+    pub fn with_id_blocks(max_open: usize) -> Flights {
+        Flights {
+            id_end: 0,
+            next_id: 0,
+            ..Flights::new(0, max_open)
+        }
+    }
+
+    /// Ids left to give out.
+    pub fn ids_left(&self) -> i64 {
+        self.id_end - self.next_id
+    }
+
+    /// Gives this writer the ids `start .. start + n` (the ones left are dropped:
+    /// blocks need not be contiguous).
+    pub fn add_ids(&mut self, start: i64, n: i64) {
+        self.next_id = start;
+        self.id_end = start + n;
     }
 
     /// Flights open now.
@@ -189,6 +217,11 @@ impl Flights {
     ) -> Option<&mut OpenFlight> {
         if self.open.len() >= self.max_open {
             self.stats.dropped_open_cap += 1;
+            return None;
+        }
+        if self.next_id >= self.id_end {
+            // The writer reserves ids before each batch; running out is a bug, counted.
+            self.stats.dropped_no_id += 1;
             return None;
         }
         let id = self.next_id;
@@ -467,6 +500,28 @@ mod tests {
         assert_eq!(fl.open_count(), 1);
         fl.close_silent(1301, 300, &mut out);
         assert!(matches!(out[..], [Op::Close { end: 1000, .. }]), "{out:?}");
+    }
+
+    #[test]
+    fn ids_come_from_the_blocks_given() {
+        let mut fl = Flights::with_id_blocks(10);
+        let mut out = Vec::new();
+        fl.apply(began("A", "c172p", 0), &mut out);
+        assert!(out.is_empty(), "no id yet: nothing opened");
+        assert_eq!(fl.stats().dropped_no_id, 1);
+        fl.add_ids(100, 2);
+        for cs in ["A", "B", "C"] {
+            fl.apply(began(cs, "c172p", 1), &mut out);
+        }
+        let ids: Vec<i64> = out
+            .iter()
+            .filter_map(|o| match o {
+                Op::Open { id, .. } => Some(*id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, [100, 101]);
+        assert_eq!(fl.ids_left(), 0);
     }
 
     #[test]

@@ -226,6 +226,19 @@ impl Store {
         Ok(row.try_get::<i64, _>("m")? + 1)
     }
 
+    /// Takes `n` flight ids for this writer alone: the first of `n` consecutive ids
+    /// no other writer of this database (another lobby process) will get.
+    pub async fn reserve_flight_ids(&self, n: i64) -> Result<i64> {
+        let row = sqlx::query(
+            "UPDATE counters SET next = next + $1 WHERE name = 'flight' RETURNING next",
+        )
+        .bind(n.max(1))
+        .fetch_one(&self.pool)
+        .await
+        .context("cannot reserve flight ids")?;
+        Ok(row.try_get::<i64, _>("next")? - n.max(1))
+    }
+
     /// Ends the flights a previous run left open (it stopped without closing them),
     /// at their last stored position's time. Returns how many.
     pub async fn close_orphans(&self) -> Result<u64> {

@@ -66,7 +66,9 @@ async fn every_case(url: &str, backend: Backend) {
     let store = Store::open(url).await.unwrap();
     assert_eq!(store.backend(), backend);
     assert_eq!(store.next_flight_id().await.unwrap(), 1);
-    let mut fl = Flights::new(1, 100);
+    // Ids in blocks the store reserves for this writer, as lobby's writer takes them.
+    let mut fl = Flights::with_id_blocks(100);
+    fl.add_ids(store.reserve_flight_ids(100).await.unwrap(), 100);
     // A 60 s flight: 7 samples (every 10 s), 6 nm, highest 1060 ft.
     let ops = fly(&mut fl, "TEST1", "c172p", 1_000_000, 60);
     store.apply(&ops).await.unwrap();
@@ -201,6 +203,14 @@ async fn every_case(url: &str, backend: Backend) {
     // Reopened: the migrations are not run twice and ids continue.
     let again = Store::open(url).await.unwrap();
     assert_eq!(again.next_flight_id().await.unwrap(), 7);
+    // Two writers of one database (two lobby processes) never get the same ids, and
+    // none of the block the first writer held.
+    let other = Store::open(url).await.unwrap();
+    let a = again.reserve_flight_ids(1000).await.unwrap();
+    let b = other.reserve_flight_ids(1000).await.unwrap();
+    assert!(a >= 101 && b >= 101, "{a} {b}");
+    assert!(a + 1000 <= b || b + 1000 <= a, "overlapping blocks {a} {b}");
+    other.close().await;
     again.close().await;
 }
 

@@ -23,6 +23,8 @@ const MAX_OPEN: usize = 200_000;
 const SILENCE_SECS: i64 = 600;
 /// How often the writer commits what it has.
 const FLUSH_EVERY: Duration = Duration::from_secs(1);
+/// Flight ids reserved from the store at a time.
+const ID_BLOCK: i64 = 1000;
 /// How often retention runs.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
@@ -105,7 +107,6 @@ impl History {
     pub async fn start(sup: &Supervisor, opts: HistoryOptions) -> Result<History> {
         let store = Store::open(&opts.database_url).await?;
         let orphans = store.close_orphans().await?;
-        let next = store.next_flight_id().await?;
         tracing::info!(
             database = %flightlog::store::redact(&opts.database_url),
             orphans,
@@ -115,7 +116,7 @@ impl History {
         let stats = Arc::new(HistoryStats::default());
         let writer = Writer {
             store: store.clone(),
-            flights: Flights::new(next, MAX_OPEN),
+            flights: Flights::with_id_blocks(MAX_OPEN),
             ops: Vec::new(),
             servers: Vec::new(),
             stats: stats.clone(),
@@ -256,9 +257,28 @@ struct Writer {
 }
 
 impl Writer {
-    fn take(&mut self, input: Input) {
+    /// Makes sure at least `n` flight ids are at hand (a block from the store, so
+    /// other lobby processes writing the same database never take the same ids).
+    async fn ids_for(&mut self, n: usize) {
+        let n = n as i64;
+        if self.flights.ids_left() >= n {
+            return;
+        }
+        let want = n.max(ID_BLOCK);
+        match self.store.reserve_flight_ids(want).await {
+            Ok(start) => self.flights.add_ids(start, want),
+            Err(e) => {
+                self.stats.write_errors.fetch_add(1, Relaxed);
+                tracing::error!("{e:#}");
+            }
+        }
+    }
+
+    async fn take(&mut self, input: Input) {
         match input {
             Input::Reports(rs) => {
+                // Each report opens at most one flight.
+                self.ids_for(rs.len()).await;
                 for r in rs {
                     self.flights.apply(r, &mut self.ops);
                 }
@@ -316,7 +336,7 @@ impl Writer {
         prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
-                Some(input) = rx.recv() => self.take(input),
+                Some(input) = rx.recv() => self.take(input).await,
                 _ = flush.tick() => self.flush().await,
                 _ = prune.tick() => {
                     let before = unix_now() - self.retention.as_secs() as i64;
@@ -335,7 +355,7 @@ impl Writer {
         }
         // What is queued still goes in; the open flights end now.
         while let Ok(input) = rx.try_recv() {
-            self.take(input);
+            self.take(input).await;
         }
         self.flights.close_relay(None, unix_now(), &mut self.ops);
         self.flush().await;
