@@ -15,10 +15,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const UNITS: [&str; 4] = [
+const UNITS: [&str; 5] = [
     "lobby-relay.service",
     "lobby-master.service",
     "lobby-dns.service",
+    "lobby-tracker.service",
     "lobby-up.service",
 ];
 
@@ -211,10 +212,20 @@ fn the_units_are_sandboxed_and_only_port_53_keeps_a_capability() {
         for key in ["CapabilityBoundingSet", "AmbientCapabilities"] {
             assert_eq!(values(&s, key), [caps], "{name}: {key}");
         }
-        // The master (alone or in `up`) writes its state file into its StateDirectory;
-        // nothing else is writable.
+        // The master (alone or in `up`) writes its state file into its StateDirectory,
+        // the tracker its flight log; nothing else is writable.
         let state: Vec<&str> = values(&s, "StateDirectory");
-        if matches!(part, "master" | "up") {
+        if part == "tracker" {
+            assert_eq!(state, ["lobby"], "{name}: StateDirectory");
+            let db = exec_start(&unit)
+                .into_iter()
+                .find(|w| w.starts_with("sqlite:"))
+                .unwrap_or_default();
+            assert!(
+                db.starts_with("sqlite:/var/lib/lobby/"),
+                "{name}: the flight log {db:?} is outside the StateDirectory"
+            );
+        } else if matches!(part, "master" | "up") {
             assert_eq!(state, ["lobby"], "{name}: StateDirectory");
             assert!(
                 Path::new(&state_file).starts_with("/var/lib/lobby"),
@@ -314,6 +325,11 @@ fn command_line(
         .iter()
         .map(|w| match w.as_str() {
             CONFIG => config.display().to_string(),
+            // The flight log's file, in the test's directory instead of the state one.
+            w if w.starts_with("sqlite:") => format!(
+                "sqlite:{}",
+                config.with_file_name("history.sqlite").display()
+            ),
             w if w.parse::<SocketAddr>().is_ok() => loopback(w),
             w => w.to_string(),
         })
@@ -326,11 +342,12 @@ fn command_line(
         (n, _) => n,
     };
     let mut want = BTreeMap::new();
-    let (relay, master, dns) = match args[0].as_str() {
-        "relay" => (true, false, false),
-        "master" => (false, true, false),
-        "dns" => (false, false, true),
-        "up" => (true, true, true),
+    let (relay, master, dns, tracker) = match args[0].as_str() {
+        "relay" => (true, false, false, false),
+        "master" => (false, true, false, false),
+        "dns" => (false, false, true, false),
+        "tracker" => (false, false, false, true),
+        "up" => (true, true, true, true),
         other => panic!("unexpected part {other}"),
     };
     if relay {
@@ -344,6 +361,9 @@ fn command_line(
     }
     if dns {
         want.insert("dns".into(), 2 * count(t, "dns", "listen"));
+    }
+    if tracker && count(t, "tracker", "listen") > 0 {
+        want.insert("tracker".into(), count(t, "tracker", "listen"));
     }
     if http > 0 {
         want.insert("http".into(), http);
