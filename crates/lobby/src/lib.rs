@@ -2,6 +2,7 @@
 //! and benchmarks can reach the parsers that live here (the fgms.conf reader, the
 //! TOML configuration). `main.rs` only parses the command line and dispatches.
 
+pub mod admin_overlay;
 pub mod args;
 pub mod commands;
 pub mod config;
