@@ -354,22 +354,13 @@ pub fn parse_nowait_line(line: &str) -> Parsed {
             let Some(time) = parse_time(f[4], f[5]) else {
                 return Parsed::Ignored("NOWAIT CONNECT/DISCONNECT with an unreadable time");
             };
-            let (callsign, passwd, model) = (f[1].to_string(), f[2].to_string(), f[3].to_string());
-            Parsed::Line(if kind == "CONNECT" {
-                Line::Connect {
-                    callsign,
-                    passwd,
-                    model,
-                    time,
-                }
-            } else {
-                Line::Disconnect {
-                    callsign,
-                    passwd,
-                    model,
-                    time,
-                }
-            })
+            Parsed::Line(Line::session(
+                kind == "CONNECT",
+                f[1].to_string(),
+                f[2].to_string(),
+                f[3].to_string(),
+                time,
+            ))
         }
         _ => Parsed::Ignored("NOWAIT line of an unknown type"),
     }
