@@ -29,12 +29,19 @@ pub fn run(data: &[u8]) {
         let s = c.stats();
         assert!(s.in_flight <= max_in_flight);
         assert!(s.pending + s.in_flight <= max_queue);
-        assert_eq!(s.acked + (s.pending + s.in_flight) as u64, accepted, "{s:?}");
+        assert_eq!(
+            s.acked + (s.pending + s.in_flight) as u64,
+            accepted,
+            "{s:?}"
+        );
         if c.wants_close() {
             c.disconnected(now);
         }
         now += Duration::from_millis(500);
-        if c.push(format!("POSITION FUZZ test 1 2 3 4 5 6 2026-12-02 00:00:{:02}", accepted % 60)) {
+        if c.push(format!(
+            "POSITION FUZZ test 1 2 3 4 5 6 2026-12-02 00:00:{:02}",
+            accepted % 60
+        )) {
             accepted += 1;
         }
         if c.wants_connect(now) {
