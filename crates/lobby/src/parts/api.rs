@@ -237,22 +237,22 @@ impl Publisher {
             api::pilots::pilots(&views, &clock)
         });
         let servers = src.master.as_ref().map(|m| {
-            let mut list = {
+            let mut list: Vec<(std::net::SocketAddr, ServerEntry)> = {
                 let e = lock(m);
                 let t = e.table();
                 t.listed()
-                    .map(|l| api::servers::entry(&l, &clock))
-                    .collect::<Vec<ServerEntry>>()
+                    .map(|l| (l.addr, api::servers::entry(&l, &clock)))
+                    .collect()
             };
             if let Some(n) = &src.names {
                 let book = lock(n);
-                for s in &mut list {
-                    if let Ok(a) = s.address.parse() {
-                        s.name = book.name(&a).map(str::to_string);
-                    }
+                for (a, s) in &mut list {
+                    s.name = book.name(a).map(str::to_string);
                 }
             }
-            list
+            list.into_iter()
+                .map(|(_, s)| s)
+                .collect::<Vec<ServerEntry>>()
         });
         let (published, dns) = match &src.directory {
             Some(d) => {
@@ -360,7 +360,8 @@ pub struct ApiState {
     pub publisher: Arc<Publisher>,
 }
 
-fn error(code: StatusCode, what: impl Into<String>) -> Response {
+/// An error answer: `code` with `{"error": what}`.
+pub(crate) fn error(code: StatusCode, what: impl Into<String>) -> Response {
     (code, Json(ErrorBody::new(what))).into_response()
 }
 

@@ -177,29 +177,31 @@ impl History {
                     _ = stop.stopped() => return Ok(()),
                 }
                 let at = unix_now();
-                let mut samples: Vec<ServerSample> = {
+                let mut samples: Vec<(std::net::SocketAddr, ServerSample)> = {
                     let e = lock(&master);
                     e.table()
                         .listed()
-                        .map(|l| ServerSample {
-                            address: l.addr.to_string(),
-                            gamedir: String::from_utf8_lossy(&l.server.gamedir).into_owned(),
-                            name: None,
-                            at,
-                            players: i64::from(l.server.players),
-                            max: i64::from(l.server.max),
-                            map: String::from_utf8_lossy(&l.server.map).into_owned(),
+                        .map(|l| {
+                            let s = ServerSample {
+                                address: l.addr.to_string(),
+                                gamedir: String::from_utf8_lossy(&l.server.gamedir).into_owned(),
+                                name: None,
+                                at,
+                                players: i64::from(l.server.players),
+                                max: i64::from(l.server.max),
+                                map: String::from_utf8_lossy(&l.server.map).into_owned(),
+                            };
+                            (l.addr, s)
                         })
                         .collect()
                 };
                 if let Some(n) = &names {
                     let book = lock(n);
-                    for s in &mut samples {
-                        if let Ok(a) = s.address.parse() {
-                            s.name = book.name(&a).map(str::to_string);
-                        }
+                    for (a, s) in &mut samples {
+                        s.name = book.name(a).map(str::to_string);
                     }
                 }
+                let samples: Vec<ServerSample> = samples.into_iter().map(|(_, s)| s).collect();
                 if !samples.is_empty() {
                     me.send(Input::Servers(samples));
                 }

@@ -2,6 +2,7 @@
 //! track as GeoJSON, a callsign's totals, a server's player history. Read straight
 //! from the store (SQLite or PostgreSQL), never from an engine.
 
+use crate::parts::api::error;
 use crate::parts::history::History;
 use api::flights::{
     track_feature, AircraftTotals, CallsignBody, FlightBody, FlightEntry, FlightFilter,
@@ -22,10 +23,6 @@ use std::collections::BTreeMap;
 pub struct HistoryState {
     /// The flight log, when this process keeps one.
     pub history: Option<History>,
-}
-
-fn error(code: StatusCode, what: impl Into<String>) -> Response {
-    (code, Json(ErrorBody::new(what))).into_response()
 }
 
 fn no_log() -> Response {
