@@ -3,6 +3,7 @@
 //! clock or opens a socket; every body is a typed struct that serde writes and
 //! utoipa describes (the binary serves the OpenAPI document built from them).
 
+pub mod admin;
 pub mod dns;
 pub mod flights;
 pub mod health;

@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use ipnet::IpNet;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
@@ -39,10 +39,38 @@ pub struct File {
     /// `[tracker]`: the tracker server relays report to.
     #[serde(default)]
     pub tracker: TrackerSection,
+    /// `[admin]`: the authenticated admin API on the HTTP listener.
+    #[serde(default)]
+    pub admin: AdminSection,
+}
+
+/// The `[admin]` table: fgms's admin CLI as an authenticated HTTP API (`/api/admin/`),
+/// off unless `tokens_file` is set.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct AdminSection {
+    /// File of bearer tokens, one `NAME TOKEN` per line (`#` comments); the name is
+    /// who made a change in the logs. Empty: no admin API.
+    pub tokens_file: String,
+    /// Source networks allowed to use the admin API (IPs or CIDRs).
+    pub allow: Vec<String>,
+    /// Where run-time changes of the lists are kept across restarts (JSON, written
+    /// atomically at every change); empty: they last until the process stops.
+    pub state_file: String,
+}
+
+impl Default for AdminSection {
+    fn default() -> Self {
+        AdminSection {
+            tokens_file: String::new(),
+            allow: vec!["127.0.0.0/8".into(), "::1/128".into()],
+            state_file: "lobby-admin.json".into(),
+        }
+    }
 }
 
 /// The `[history]` table.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HistorySection {
     /// `sqlite:PATH` (one file, created on first start) or `postgres://USER@HOST/DB`;
@@ -339,7 +367,7 @@ impl Default for DirectorySection {
 
 /// The `[http]` table: where to listen, and what a stranger can make the server
 /// hold (every limit has a default that suits a public server).
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HttpSection {
     /// TCP addresses to serve HTTP on; empty disables HTTP.
@@ -638,7 +666,7 @@ impl MasterSection {
 }
 
 /// The `[relay]` table.
-#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RelaySection {
     /// Name on the telnet list.

@@ -5,7 +5,7 @@
 //! and stopped through `lobby::lifecycle`.
 
 use clap::{Parser, Subcommand};
-use lobby::commands::{fg, fly, load, master_admin, query, serve, sim};
+use lobby::commands::{admin, fg, fly, load, master_admin, query, serve, sim};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -38,6 +38,9 @@ enum Command {
     Tracker(serve::TrackerArgs),
     /// Run simulated Xash3D servers registered with masters (for tests, demos and load).
     Sim(sim::SimArgs),
+    /// Administer a running lobby through its admin API (fgms's admin CLI: show,
+    /// blacklist/relay/crossfeed add|delete).
+    Admin(admin::AdminArgs),
     /// Send an authenticated admin command (ban, unban, list) to a master.
     MasterAdmin(master_admin::AdminArgs),
     /// Query game servers and masters (info, players, rules, ping, connect, master scans).
@@ -69,8 +72,11 @@ fn init_logging(verbose: u8) {
             filter = filter.add_directive(d);
         }
     }
+    // Colours only on a terminal: a journal or a log file gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(std::io::stderr)
         .init();
 }
@@ -97,6 +103,7 @@ fn main() -> ExitCode {
             Command::Dns(args) => serve::run_dns(args).await,
             Command::Tracker(args) => serve::run_tracker(args).await,
             Command::Sim(args) => sim::run(args).await,
+            Command::Admin(args) => admin::run(args).await,
             Command::MasterAdmin(args) => {
                 tokio::task::spawn_blocking(move || master_admin::run(args)).await?
             }

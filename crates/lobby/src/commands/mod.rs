@@ -1,6 +1,7 @@
 //! The commands of the `lobby` binary, one module each (the serving commands `up`,
 //! `relay`, `master` and `dns` share `serve`).
 
+pub mod admin;
 pub mod fg;
 pub mod fly;
 pub mod load;

@@ -16,6 +16,7 @@ use clap::Args;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Flags of `lobby relay`; each overrides the configuration files.
@@ -320,6 +321,7 @@ impl RelayArgs {
             relay: self.resolve_relay(file.relay)?,
             http,
             history: file.history,
+            admin: file.admin,
             ..config::File::default()
         })
     }
@@ -409,7 +411,11 @@ impl Backbone {
     /// Checks every section, then starts the chosen parts in dependency order (the
     /// directory publishes the relay; HTTP reads the master, relay and directory; the
     /// simulated servers register with the master).
-    async fn start(f: &config::File, parts: Parts) -> Result<Backbone> {
+    async fn start(
+        f: &config::File,
+        parts: Parts,
+        admin: &Arc<crate::parts::admin::Admin>,
+    ) -> Result<Backbone> {
         let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
         let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;
         let sup = Supervisor::new();
@@ -427,6 +433,9 @@ impl Backbone {
             Some(cfg) => Some(start_relay(&sup, f, cfg, history.as_ref()).await?),
             None => None,
         };
+        if let Some(r) = &relay {
+            admin.attach_relay(r.control());
+        }
         let master = match master_cfg {
             Some(cfg) => Some(start_master(&sup, f, cfg)?),
             None => None,
@@ -489,6 +498,7 @@ impl Backbone {
                 history: history.clone(),
                 tracker: tracker.as_ref().map(|t| t.stats.clone()),
                 ready: ready.clone(),
+                admin: Some(admin.clone()),
             };
             let h = HttpServer::start(&sup, &http_addrs, http_limits, sources).await?;
             ready.set("http", Ok(()));
@@ -535,7 +545,7 @@ impl Backbone {
             .map(|_| f.master.engine_config())
             .transpose()?;
         if let (Some(r), Some(c)) = (&self.relay, relay_cfg) {
-            r.reconfigure(c, peer_options(f)?);
+            r.control().reconfigure(c, peer_options(f)?);
         }
         if let (Some(m), Some(c)) = (&self.master, master_cfg) {
             m.reconfigure(c);
@@ -657,7 +667,8 @@ async fn start_sim(sup: &Supervisor, f: &config::File, master: &MasterServer) ->
 async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<ExitCode> {
     let mut signals = Signals::install()?;
     let file = read()?;
-    let backbone = Backbone::start(&file, parts).await?;
+    let admin = crate::parts::admin::Admin::load(&file)?;
+    let backbone = Backbone::start(&admin.effective(), parts, &admin).await?;
     tracing::info!("serving; SIGHUP reloads the configuration, SIGTERM stops");
     let code = loop {
         let signal = tokio::select! {
@@ -670,7 +681,7 @@ async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<
         };
         match signal {
             Signal::Stop => break ExitCode::SUCCESS,
-            Signal::Reload => match read().and_then(|f| backbone.reload(&f)) {
+            Signal::Reload => match reload(&admin, &backbone, &read).await {
                 Ok(()) => tracing::info!(
                     "configuration reloaded; state kept (listen addresses apply at restart)"
                 ),
@@ -683,6 +694,19 @@ async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<
     tracing::info!("stopping");
     backbone.shutdown().await?;
     Ok(code)
+}
+
+/// Re-reads the configuration and applies it with the admin API's run-time changes
+/// over it (`parts::admin`).
+async fn reload(
+    admin: &crate::parts::admin::Admin,
+    backbone: &Backbone,
+    read: &impl Fn() -> Result<config::File>,
+) -> Result<()> {
+    let f = read()?;
+    admin
+        .reload(f, |effective| backbone.reload(effective))
+        .await
 }
 
 /// `lobby relay`.

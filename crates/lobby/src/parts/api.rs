@@ -301,6 +301,16 @@ impl Publisher {
         (snap, update, after)
     }
 
+    /// The relay links now (not from the last snapshot): the admin API shows a
+    /// change at once.
+    pub(crate) fn links_now(&self) -> Vec<Link> {
+        let Some(r) = &self.sources.relay else {
+            return Vec::new();
+        };
+        let engine = lock(r).links();
+        self.links(&engine, &wall_clock())
+    }
+
     /// The configured peers in configuration order, each with its engine traffic
     /// when its name resolved; then any engine link no name accounts for.
     fn links(&self, engine: &[relay::LinkView], clock: &Clock) -> Vec<Link> {

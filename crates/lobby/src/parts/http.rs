@@ -68,6 +68,8 @@ pub struct Sources {
     pub tracker: Option<Arc<crate::parts::tracker_server::TrackerStats>>,
     /// Each part's readiness (`/readyz`).
     pub ready: crate::parts::api::Readiness,
+    /// The admin API (`/api/admin/`), answering 404 while it is off.
+    pub admin: Option<Arc<crate::parts::admin::Admin>>,
 }
 
 /// Put in every request's extensions: a handler that answers with a long-lived
@@ -299,6 +301,15 @@ async fn servers(State(app): State<App>, Path(gamedir): Path<String>) -> Respons
 }
 
 async fn stats(State(app): State<App>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        stats_json(&app).to_string(),
+    )
+        .into_response()
+}
+
+/// Every part's counters, as `/stats` serves them.
+fn stats_json(app: &App) -> serde_json::Value {
     let src = &app.sources;
     let mut obj = serde_json::Map::new();
     if let Some(r) = &src.relay {
@@ -354,12 +365,17 @@ async fn stats(State(app): State<App>) -> Response {
             .collect();
         obj.insert("worker_restarts".into(), c.into());
     }
+    if let Some(a) = src.admin.as_ref().filter(|a| a.is_on()) {
+        let c: serde_json::Map<String, serde_json::Value> = a
+            .stats
+            .snapshot()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.into()))
+            .collect();
+        obj.insert("admin".into(), c.into());
+    }
     obj.insert("http".into(), app.stats.snapshot().into());
-    (
-        [(header::CONTENT_TYPE, "application/json")],
-        serde_json::Value::Object(obj).to_string(),
-    )
-        .into_response()
+    serde_json::Value::Object(obj)
 }
 
 /// The Prometheus exposition (`parts::metrics`).
@@ -484,6 +500,15 @@ fn handler(app: App, limits: &Limits) -> Handler {
     let api = crate::parts::api::routes(crate::parts::api::ApiState {
         publisher: app.publisher.clone(),
     });
+    let admin = app.sources.admin.clone().map(|admin| {
+        let a = app.clone();
+        crate::parts::admin::routes(crate::parts::admin::AdminState {
+            admin,
+            sources: app.sources.clone(),
+            publisher: app.publisher.clone(),
+            stats: Arc::new(move || stats_json(&a)),
+        })
+    });
     let router = Router::new()
         .route("/v1/servers/{gamedir}", get(servers))
         .route("/stats", get(stats))
@@ -498,6 +523,10 @@ fn handler(app: App, limits: &Limits) -> Handler {
             },
         ))
         .merge(crate::parts::web::routes());
+    let router = match admin {
+        Some(a) => router.merge(a),
+        None => router,
+    };
     let svc = ServiceBuilder::new()
         .map_response(move |r: hyper::Response<_>| {
             counters.requests.fetch_add(1, Ordering::Relaxed);
@@ -625,9 +654,11 @@ impl Conn {
             streaming: streaming.clone(),
         });
         let flag = streaming.clone();
+        let peer = self.peer;
         let handler = ServiceBuilder::new()
             .map_request(move |mut r: hyper::Request<hyper::body::Incoming>| {
                 r.extensions_mut().insert(flag.clone());
+                r.extensions_mut().insert(axum::extract::ConnectInfo(peer));
                 r
             })
             .service(handler);

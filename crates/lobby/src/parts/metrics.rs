@@ -390,6 +390,11 @@ pub const FAMILIES: &[Family] = &[
     fam("lobby_tracker_lines_total", C, "Tracker lines recorded."),
     fam("lobby_tracker_fatal_closes_total", C, "Tracker connections closed on a line fgtracker treats as fatal."),
     fam("lobby_tracker_relays_connected", G, "Relays identified and connected to the tracker now."),
+    // admin API
+    fam("lobby_admin_requests_total", C, "Admin API requests answered after authentication."),
+    fam("lobby_admin_changes_total", C, "List changes applied through the admin API."),
+    fam("lobby_admin_refused_total", C, "Admin API requests refused, by reason (source, token)."),
+    fam("lobby_admin_save_failures_total", C, "Admin changes not made because the state file could not be written."),
     // process
     fam(
         "lobby_worker_restarts_total",
@@ -553,6 +558,18 @@ pub fn tracker_series(key: &'static str) -> Series {
         "fatal" => plain("lobby_tracker_fatal_closes_total"),
         "relays_connected" => plain("lobby_tracker_relays_connected"),
         _ => plain("lobby_tracker_unmapped"),
+    }
+}
+
+/// The series of an admin API counter (`/stats` key under `admin`).
+pub fn admin_series(key: &'static str) -> Series {
+    match key {
+        "requests" => plain("lobby_admin_requests_total"),
+        "changes" => plain("lobby_admin_changes_total"),
+        "refused_source" => labelled("lobby_admin_refused_total", "reason", "source"),
+        "refused_token" => labelled("lobby_admin_refused_total", "reason", "token"),
+        "save_failures" => plain("lobby_admin_save_failures_total"),
+        _ => plain("lobby_admin_unmapped"),
     }
 }
 
@@ -780,6 +797,11 @@ pub fn render(sources: &Sources, scrape: Scrape<'_>) -> Option<String> {
             set(tracker_series(k), v);
         }
     }
+    if let Some(a) = sources.admin.as_ref().filter(|a| a.is_on()) {
+        for (k, v) in a.stats.snapshot() {
+            set(admin_series(k), v);
+        }
+    }
     for (k, v) in scrape.http {
         set(http_series(k), v);
     }
@@ -805,13 +827,15 @@ mod tests {
         let dns_keys = directory::stats::Stats::default().snapshot();
         let history_keys = crate::parts::history::HistoryStats::default().snapshot();
         let tracker_keys = crate::parts::tracker_server::TrackerStats::default().snapshot();
+        let admin_keys = crate::parts::admin::AdminStats::default().snapshot();
         let all = relay_keys
             .iter()
             .map(|(k, _)| relay_series(k))
             .chain(master_keys.iter().map(|(k, _)| master_series(k)))
             .chain(dns_keys.iter().map(|(k, _)| dns_series(k)))
             .chain(history_keys.iter().map(|(k, _)| history_series(k)))
-            .chain(tracker_keys.iter().map(|(k, _)| tracker_series(k)));
+            .chain(tracker_keys.iter().map(|(k, _)| tracker_series(k)))
+            .chain(admin_keys.iter().map(|(k, _)| admin_series(k)));
         for s in all {
             let f = family(s.family).unwrap_or_else(|| panic!("no family {}", s.family));
             assert_ne!(f.kind, Kind::Histogram);

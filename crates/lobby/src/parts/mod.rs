@@ -2,6 +2,7 @@
 //! prints its `listening` lines and runs its threads and tasks under the
 //! [`crate::lifecycle::Supervisor`] it is given.
 
+pub mod admin;
 pub mod api;
 pub mod dns;
 pub mod history;

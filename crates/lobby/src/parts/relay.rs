@@ -144,8 +144,27 @@ impl RelayServer {
         &self.peers
     }
 
-    /// Applies a new configuration and keeps the pilots (SIGHUP). Peers whose
-    /// names were already resolved keep their addresses; new names are resolved now.
+    /// A handle that reconfigures this relay (SIGHUP, the admin API).
+    pub fn control(&self) -> RelayControl {
+        RelayControl {
+            engine: self.engine.clone(),
+            peers: self.peers.clone(),
+            peers_changed: self.peers_changed.clone(),
+        }
+    }
+}
+
+/// Changes a running relay's configuration; cheap to clone.
+#[derive(Clone)]
+pub struct RelayControl {
+    engine: Arc<Mutex<Engine>>,
+    peers: Arc<Mutex<PeerState>>,
+    peers_changed: Arc<tokio::sync::Notify>,
+}
+
+impl RelayControl {
+    /// Applies a new configuration and keeps the pilots. Peers whose names were
+    /// already resolved keep their addresses; new names are resolved now.
     pub fn reconfigure(&self, config: relay::Config, peers: PeerOptions) {
         let mut st = lock(&self.peers);
         st.peers = Peers::new(peers.names, peers.refresh, Some(&st.peers), Instant::now());
