@@ -316,6 +316,41 @@ fn run_time_changes_apply_at_once_survive_a_restart_and_merge_with_a_reload() {
         "a token in the settings"
     );
 
+    // The OpenAPI document describes what is served.
+    let (_, doc) = http_get(http, "/api/openapi.json");
+    let doc: Value = serde_json::from_str(&doc).unwrap();
+    for p in [
+        "/api/admin/{topic}",
+        "/api/admin/{list}",
+        "/api/admin/{list}/{entry}",
+    ] {
+        assert!(
+            doc["paths"][p].is_object(),
+            "{p} not in the OpenAPI document"
+        );
+    }
+    let fields = |schema: &str, v: &Value| {
+        let mut want: Vec<&String> = doc["components"]["schemas"][schema]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        let mut got: Vec<&String> = v.as_object().unwrap().keys().collect();
+        want.sort();
+        got.sort();
+        assert_eq!(want, got, "{schema}");
+    };
+    fields("ListBody", &bl);
+    fields("ListEntry", &bl["entries"][0]);
+    fields(
+        "UptimeBody",
+        &admin_json(http, &token_file, &["show", "uptime"]),
+    );
+    fields(
+        "TrackerBody",
+        &admin_json(http, &token_file, &["show", "tracker"]),
+    );
+
     // Counted, and exported.
     let stats = admin_json(http, &token_file, &["show", "stats"]);
     assert!(stats["admin"]["requests"].as_u64().unwrap() >= 4);

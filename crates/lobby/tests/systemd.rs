@@ -190,6 +190,7 @@ fn the_units_are_sandboxed_and_only_port_53_keeps_a_capability() {
         .as_str()
         .unwrap()
         .to_string();
+    let admin_state_file = example["admin"]["state_file"].as_str().unwrap().to_string();
     for name in UNITS {
         let unit = read(name);
         let s = settings(&unit);
@@ -213,9 +214,16 @@ fn the_units_are_sandboxed_and_only_port_53_keeps_a_capability() {
             assert_eq!(values(&s, key), [caps], "{name}: {key}");
         }
         // The master (alone or in `up`) writes its state file into its StateDirectory,
-        // the tracker its flight log; nothing else is writable.
+        // the tracker its flight log, the relay its tracker queue and admin changes;
+        // nothing else is writable.
         let state: Vec<&str> = values(&s, "StateDirectory");
-        if part == "tracker" {
+        if part == "relay" {
+            assert_eq!(state, ["lobby"], "{name}: StateDirectory");
+            assert!(
+                Path::new(&admin_state_file).starts_with("/var/lib/lobby"),
+                "example admin state_file {admin_state_file} is outside the StateDirectory"
+            );
+        } else if part == "tracker" {
             assert_eq!(state, ["lobby"], "{name}: StateDirectory");
             let db = exec_start(&unit)
                 .into_iter()
@@ -281,6 +289,17 @@ fn runnable(t: &mut toml::Table, dir: &Path) {
             }
             ("state_file", toml::Value::String(s)) => {
                 *s = dir.join("master.json").display().to_string();
+            }
+            // The admin API: its own state file, and a tokens file made here.
+            ("admin", toml::Value::Table(sub)) => {
+                if let Some(toml::Value::String(s)) = sub.get_mut("state_file") {
+                    *s = dir.join("admin.json").display().to_string();
+                }
+                if let Some(toml::Value::String(s)) = sub.get_mut("tokens_file") {
+                    let tokens = dir.join("admin-tokens");
+                    std::fs::write(&tokens, "gordon 0123456789abcdef0123456789\n").unwrap();
+                    *s = tokens.display().to_string();
+                }
             }
             (_, toml::Value::Table(sub)) => runnable(sub, dir),
             (_, toml::Value::Array(a)) => {

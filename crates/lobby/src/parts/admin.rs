@@ -30,6 +30,7 @@ use api::admin::{
     ChangeBody, ChangeRequest, DeletedEntry, ListBody, ListEntry, TrackerBody, UptimeBody, User,
     UsersBody, VersionBody,
 };
+use api::ErrorBody;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -609,8 +610,20 @@ fn peer_of(p: Peer) -> Option<SocketAddr> {
     p.map(|Extension(ConnectInfo(a))| a)
 }
 
-/// `GET /api/admin/{topic}`: fgms's `show TOPIC`.
-async fn show(
+/// fgms's `show TOPIC`: `stats` and `settings` (objects as `/stats` and the
+/// configuration write them), `version` (VersionBody), `uptime` (UptimeBody),
+/// `whitelist`, `blacklist`, `relays`, `crossfeeds` (ListBody), `tracker` (TrackerBody),
+/// `users` (UsersBody).
+#[utoipa::path(get, path = "/api/admin/{topic}", tag = "admin",
+    params(("topic" = String, Path, description = "stats, settings, version, uptime, whitelist, blacklist, crossfeeds, relays, tracker or users")),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "the topic's body (see the description)", body = Object),
+        (status = 401, description = "no valid bearer token", body = ErrorBody),
+        (status = 403, description = "the source is not in [admin] allow", body = ErrorBody),
+        (status = 404, description = "the admin API is off, no such topic, or no relay runs here", body = ErrorBody),
+    ))]
+pub async fn show(
     State(s): State<AdminState>,
     peer: Peer,
     headers: HeaderMap,
@@ -720,8 +733,21 @@ fn list_or_404(name: &str) -> Result<List, Response> {
     })
 }
 
-/// `POST /api/admin/{list}` with `{"entry": ...}`: fgms's `LIST add ENTRY`.
-async fn add(
+/// fgms's `LIST add ENTRY`: saved, then applied at once, kept across restarts and
+/// reloads until deleted.
+#[utoipa::path(post, path = "/api/admin/{list}", tag = "admin",
+    params(("list" = String, Path, description = "blacklist, relays or crossfeeds")),
+    request_body = ChangeRequest,
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "the change is saved and in force", body = ChangeBody),
+        (status = 400, description = "not an entry this list can hold", body = ErrorBody),
+        (status = 401, description = "no valid bearer token", body = ErrorBody),
+        (status = 403, description = "the source is not in [admin] allow", body = ErrorBody),
+        (status = 404, description = "the admin API is off, no such list, or no relay runs here", body = ErrorBody),
+        (status = 500, description = "the state file cannot be written: nothing changed", body = ErrorBody),
+    ))]
+pub async fn add(
     State(s): State<AdminState>,
     peer: Peer,
     headers: HeaderMap,
@@ -752,8 +778,24 @@ async fn add(
     }
 }
 
-/// `DELETE /api/admin/{list}/{entry}`: fgms's `LIST delete ENTRY`.
-async fn delete(
+/// fgms's `LIST delete ENTRY` (the entry percent-encoded; a CIDR's `/` may stay):
+/// saved, then applied; an entry of the file stays deleted across reloads until it
+/// is added again.
+#[utoipa::path(delete, path = "/api/admin/{list}/{entry}", tag = "admin",
+    params(
+        ("list" = String, Path, description = "blacklist, relays or crossfeeds"),
+        ("entry" = String, Path, description = "the entry to delete"),
+    ),
+    security(("bearer" = [])),
+    responses(
+        (status = 200, description = "the change is saved and in force", body = ChangeBody),
+        (status = 400, description = "not an entry this list can hold", body = ErrorBody),
+        (status = 401, description = "no valid bearer token", body = ErrorBody),
+        (status = 403, description = "the source is not in [admin] allow", body = ErrorBody),
+        (status = 404, description = "the admin API is off, no such list, or no relay runs here", body = ErrorBody),
+        (status = 500, description = "the state file cannot be written: nothing changed", body = ErrorBody),
+    ))]
+pub async fn delete(
     State(s): State<AdminState>,
     peer: Peer,
     headers: HeaderMap,

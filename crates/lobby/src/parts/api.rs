@@ -604,7 +604,10 @@ pub async fn readyz(State(s): State<ApiState>) -> Response {
         crate::parts::history_api::flights,
         crate::parts::history_api::flight,
         crate::parts::history_api::callsign,
-        crate::parts::history_api::server_history
+        crate::parts::history_api::server_history,
+        crate::parts::admin::show,
+        crate::parts::admin::add,
+        crate::parts::admin::delete
     ),
     components(schemas(
         PilotsBody,
@@ -631,10 +634,35 @@ pub async fn readyz(State(s): State<ApiState>) -> Response {
         api::flights::CallsignBody,
         api::flights::AircraftTotals,
         api::flights::ServerHistoryBody,
-        api::flights::ServerSamplePoint
-    ))
+        api::flights::ServerSamplePoint,
+        api::admin::ChangeRequest,
+        api::admin::ChangeBody,
+        api::admin::ListBody,
+        api::admin::ListEntry,
+        api::admin::DeletedEntry,
+        api::admin::UsersBody,
+        api::admin::User,
+        api::admin::VersionBody,
+        api::admin::UptimeBody,
+        api::admin::TrackerBody
+    )),
+    modifiers(&BearerAuth)
 )]
 pub struct ApiDoc;
+
+/// The admin API's bearer tokens, in the document.
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
 
 /// `GET /api/openapi.json`.
 pub async fn openapi() -> Response {
