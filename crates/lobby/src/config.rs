@@ -133,6 +133,10 @@ pub struct TrackerRelay {
     pub name: String,
     /// IP or CIDR it connects from.
     pub address: String,
+    /// A secret it must send (a lobby relay's `tracker_secret`); empty: none, as
+    /// fgms cannot send one.
+    #[serde(default)]
+    pub secret: String,
 }
 
 /// The `[tracker]` table.
@@ -153,17 +157,27 @@ impl TrackerSection {
     }
 
     /// The allowed relays, checked.
-    pub fn allowed(&self) -> Result<Vec<(String, IpNet)>> {
+    pub fn allowed(&self) -> Result<Vec<crate::parts::tracker_server::AllowedRelay>> {
         self.relay
             .iter()
             .map(|r| {
                 if r.name.is_empty() || r.name.contains(char::is_whitespace) {
                     bail!("tracker.relay name {:?} must be one word", r.name);
                 }
-                Ok((
-                    r.name.clone(),
-                    net(&r.address).with_context(|| format!("tracker.relay {:?}", r.name))?,
-                ))
+                if r.secret
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control())
+                {
+                    bail!(
+                        "tracker.relay {:?}: the secret must be one word of printable characters",
+                        r.name
+                    );
+                }
+                Ok(crate::parts::tracker_server::AllowedRelay {
+                    name: r.name.clone(),
+                    net: net(&r.address).with_context(|| format!("tracker.relay {:?}", r.name))?,
+                    secret: (!r.secret.is_empty()).then(|| r.secret.clone()),
+                })
             })
             .collect()
     }
@@ -720,6 +734,9 @@ pub struct RelaySection {
     /// File keeping the tracker's unsent messages across a restart (fgms's
     /// `queue_file`); empty: none.
     pub tracker_queue_file: String,
+    /// A secret shared with a lobby tracker that lists this relay with one (sent
+    /// first, where fgms sends an empty message; fgtracker ignores it); empty: none.
+    pub tracker_secret: String,
 }
 
 impl Default for RelaySection {
@@ -749,6 +766,7 @@ impl Default for RelaySection {
             tracker_fqdn: String::new(),
             tracker_max_queue: 10_000,
             tracker_queue_file: String::new(),
+            tracker_secret: String::new(),
         }
     }
 }
@@ -897,6 +915,7 @@ impl RelaySection {
             max_queue: self.tracker_max_queue,
             queue_file: (!self.tracker_queue_file.is_empty())
                 .then(|| std::path::PathBuf::from(&self.tracker_queue_file)),
+            secret: self.tracker_secret.clone(),
         }))
     }
 

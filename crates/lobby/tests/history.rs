@@ -223,16 +223,83 @@ fn a_relay_the_tracker_does_not_list_is_refused_and_counted() {
     assert_eq!(st["tracker"]["refused_ident"], 1, "{st}");
     // The warning names the source (read from lobby's standard error as it comes).
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !t.stderr().contains("refused a relay not listed") {
+    while !t.stderr().contains("not listed in [[tracker.relay]]") {
         assert!(Instant::now() < deadline, "no warning:\n{}", t.stderr());
         std::thread::sleep(Duration::from_millis(50));
     }
     let warn = t
         .stderr()
         .lines()
-        .find(|l| l.contains("refused a relay not listed"))
+        .find(|l| l.contains("not listed in [[tracker.relay]]"))
         .unwrap_or_default()
         .to_string();
     assert!(warn.contains("127.0.0.1"), "{warn}");
     t.stop();
+}
+
+/// What a tracker answers one raw identification (with `first` as the first message).
+fn identify(tracker: SocketAddr, first: &str) -> String {
+    let mut s = TcpStream::connect(tracker).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(format!("{first}\0V20151207 0.13.10 relay.example.org lobby02\0").as_bytes())
+        .unwrap();
+    let mut got = [0u8; 256];
+    let n = s.read(&mut got).unwrap_or(0);
+    String::from_utf8_lossy(&got[..n]).into_owned()
+}
+
+#[test]
+fn a_relay_listed_with_a_secret_is_admitted_only_with_it() {
+    let dir = tmpdir("secret");
+    let cfg = dir.join("tracker.toml");
+    std::fs::write(
+        &cfg,
+        "[tracker]\nlisten = [\"127.0.0.1:0\"]\n[[tracker.relay]]\nname = \"lobby02\"\naddress = \"127.0.0.1\"\nsecret = \"s3cret\"\n",
+    )
+    .unwrap();
+    let t = Lobby::start(
+        &[
+            "tracker",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    // fgms's empty first message, and a wrong secret: refused.
+    assert_eq!(
+        identify(tracker, ""),
+        "ERROR FGTracker is closing your connection\0"
+    );
+    assert_eq!(
+        identify(tracker, "SECRET s3cre"),
+        "ERROR FGTracker is closing your connection\0"
+    );
+    assert_eq!(identify(tracker, "SECRET s3cret"), "IDENTIFIED lobby02\0");
+    let (_, st) = json(http, "/stats");
+    assert_eq!(st["tracker"]["refused_ident"], 2, "{st}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !t.stderr().contains("wrong or missing secret") {
+        assert!(Instant::now() < deadline, "no warning:\n{}", t.stderr());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A real relay with the secret is identified.
+    let rcfg = dir.join("relay.toml");
+    std::fs::write(
+        &rcfg,
+        format!(
+            "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\ntracker = \"{tracker}\"\ntracker_secret = \"s3cret\"\n"
+        ),
+    )
+    .unwrap();
+    let r = Lobby::start(&["relay", "--config", rcfg.to_str().unwrap()], 1);
+    json_until(http, "/stats", "the relay identified", |v| {
+        v["tracker"]["relays_connected"] == 1
+    });
+    r.stop();
+    t.stop();
+    let _ = std::fs::remove_dir_all(&dir);
 }

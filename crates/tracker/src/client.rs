@@ -55,6 +55,9 @@ pub struct ClientConfig {
     pub ping_stages: u32,
     /// Wait after a connection ends or fails before the next attempt (fgms: 30 s).
     pub reconnect_after: Duration,
+    /// A secret shared with a lobby tracker, sent as the first message
+    /// (`control::greeting`); empty: fgms's lone `\0`.
+    pub secret: String,
 }
 
 impl Default for ClientConfig {
@@ -69,6 +72,7 @@ impl Default for ClientConfig {
             ping_after: Duration::from_secs(55),
             ping_stages: 4,
             reconnect_after: Duration::from_secs(30),
+            secret: String::new(),
         }
     }
 }
@@ -190,7 +194,7 @@ impl Client {
         }
         self.ever_connected = true;
         let mut out = Vec::new();
-        frame("", &mut out);
+        frame(&control::greeting(&self.cfg.secret), &mut out);
         self.link = Link::Up(Session {
             framer: Framer::new(MAX_REPLY_FRAME),
             ident_at: Some(now.checked_add(self.cfg.ident_delay).unwrap_or(now)),

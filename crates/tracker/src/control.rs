@@ -23,6 +23,28 @@ pub const DEBUG: &str = "DEBUG";
 /// The tracker's last words before it closes a connection, whatever the reason.
 pub const CLOSING: &str = "ERROR FGTracker is closing your connection";
 
+/// The word a lobby relay starts its first message with to prove a shared secret
+/// (`SECRET <secret>`). fgtracker discards the first message unread, so a real tracker
+/// takes it as fgms's lone `\0`.
+pub const SECRET: &str = "SECRET";
+
+/// The first message carrying `secret` (empty: fgms's empty first message).
+pub fn greeting(secret: &str) -> String {
+    if secret.is_empty() {
+        String::new()
+    } else {
+        format!("{SECRET} {}", sanitize_field(secret))
+    }
+}
+
+/// The secret a first message carries, if it is a `SECRET` greeting.
+pub fn greeting_secret(first: &str) -> Option<&str> {
+    first
+        .strip_prefix(SECRET)?
+        .strip_prefix(' ')
+        .filter(|s| !s.is_empty())
+}
+
 /// How a reporting server identified itself (its second message).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ident {

@@ -99,6 +99,8 @@ pub struct ServerConn {
     last_heard: Instant,
     /// PINGs already sent since `last_heard`.
     stage: u32,
+    /// The secret of a `SECRET` first message (lobby to lobby).
+    secret: Option<String>,
 }
 
 /// `base + step * k`, or `None` when that is beyond what `Instant` can hold.
@@ -119,7 +121,14 @@ impl ServerConn {
             opened: now,
             last_heard: now,
             stage: 0,
+            secret: None,
         }
+    }
+
+    /// The secret the client's first message carried (`control::greeting`), if any:
+    /// the driver compares it with the one configured for the relay.
+    pub fn greeting_secret(&self) -> Option<&str> {
+        self.secret.as_deref()
     }
 
     /// Takes bytes read from the client; returns what the driver must act on, in
@@ -152,7 +161,14 @@ impl ServerConn {
 
     fn on_message(&mut self, msg: Vec<u8>, events: &mut Vec<Event>) {
         match self.phase {
-            Phase::Greeting => self.phase = Phase::Identifying,
+            Phase::Greeting => {
+                // fgtracker discards it unread; a lobby relay may prove a secret in it.
+                self.secret = std::str::from_utf8(&msg)
+                    .ok()
+                    .and_then(control::greeting_secret)
+                    .map(str::to_string);
+                self.phase = Phase::Identifying;
+            }
             Phase::Identifying => {
                 let text = String::from_utf8_lossy(&msg);
                 match control::parse_ident(&text) {

@@ -263,6 +263,32 @@ fn identification_follows_fgms_and_the_tracker_answers_with_its_name() {
 }
 
 #[test]
+fn a_shared_secret_rides_in_the_first_message_which_fgtracker_discards() {
+    let mut net = Net::new(ClientConfig {
+        secret: "s3cret-with space".into(),
+        ..cfg()
+    });
+    net.advance(Duration::from_secs(2));
+    // fgtracker reads the second message as the identification whatever the first.
+    assert!(net.client.stats().identified);
+    assert!(
+        net.to_tracker
+            .starts_with(b"SECRET s3cret-with_space\0V20151207 lobby-test "),
+        "{:?}",
+        String::from_utf8_lossy(&net.to_tracker)
+    );
+    assert_eq!(
+        net.server.as_ref().unwrap().greeting_secret(),
+        Some("s3cret-with_space")
+    );
+    // fgms's empty first message carries none.
+    let net = Net::identified(cfg());
+    assert_eq!(net.server.as_ref().unwrap().greeting_secret(), None);
+    assert_eq!(tracker::control::greeting_secret("SECRET "), None);
+    assert_eq!(tracker::control::greeting_secret("SECRETx"), None);
+}
+
+#[test]
 fn reports_queued_before_identification_wait_for_it() {
     let mut net = Net::new(cfg());
     assert!(net.client.push(connect("Early").encode()));

@@ -124,6 +124,8 @@ impl TrackerArgs {
             f.tracker.relay.push(config::TrackerRelay {
                 name: name.to_string(),
                 address: address.to_string(),
+                // Kept off the command line: `[[tracker.relay]] secret`.
+                secret: String::new(),
             });
         }
         if let Some(u) = &self.database_url {

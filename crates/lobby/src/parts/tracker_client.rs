@@ -49,6 +49,9 @@ pub struct TrackerOptions {
     pub max_queue: usize,
     /// Where the backlog is kept across restarts.
     pub queue_file: Option<PathBuf>,
+    /// A secret shared with a lobby tracker (sent in the first message, which
+    /// fgtracker discards); empty: none.
+    pub secret: String,
 }
 
 /// The CONNECT/DISCONNECT line of one session.
@@ -154,6 +157,7 @@ pub async fn run(
         fqdn: opts.fqdn.clone(),
         server_name: opts.server_name.clone(),
         max_queue: opts.max_queue,
+        secret: opts.secret.clone(),
         ..ClientConfig::default()
     };
     let mut client = Client::new(cfg, now);

@@ -70,13 +70,48 @@ impl TrackerStats {
     }
 }
 
-/// The relay allowed from `ip`, if any: the first entry whose network holds it.
-pub fn allowed_name(allowed: &[(String, IpNet)], ip: IpAddr) -> Option<&str> {
+/// One relay allowed to report (`[[tracker.relay]]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedRelay {
+    /// The name its flights are recorded under.
+    pub name: String,
+    /// Where it connects from.
+    pub net: IpNet,
+    /// The secret its first message must carry (lobby to lobby), if any.
+    pub secret: Option<String>,
+}
+
+/// Why an identification is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// No `[[tracker.relay]]` holds the source address.
+    NotListed,
+    /// The relay's entry has a secret and the first message did not carry it.
+    WrongSecret,
+}
+
+/// The relay allowed from `ip` with the first message's `secret`: the first entry
+/// whose network holds `ip`, and whose secret (if it has one) is the one sent.
+pub fn admit<'a>(
+    allowed: &'a [AllowedRelay],
+    ip: IpAddr,
+    secret: Option<&str>,
+) -> Result<&'a str, Refused> {
     let ip = ip.to_canonical();
-    allowed
+    let r = allowed
         .iter()
-        .find(|(_, n)| n.contains(&ip))
-        .map(|(name, _)| name.as_str())
+        .find(|r| r.net.contains(&ip))
+        .ok_or(Refused::NotListed)?;
+    match (&r.secret, secret) {
+        (None, _) => Ok(&r.name),
+        (Some(want), Some(got)) if same(want.as_bytes(), got.as_bytes()) => Ok(&r.name),
+        _ => Err(Refused::WrongSecret),
+    }
+}
+
+/// Equal, in a time that depends on the lengths only.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// The flight log report of one tracker line from relay `relay`.
@@ -122,7 +157,7 @@ pub fn report(line: Line, relay: &str) -> Report {
 
 /// What the accept loops share.
 struct Shared {
-    allowed: Vec<(String, IpNet)>,
+    allowed: Vec<AllowedRelay>,
     history: Option<History>,
     stats: Arc<TrackerStats>,
     open: Mutex<HashMap<IpAddr, usize>>,
@@ -142,7 +177,7 @@ impl TrackerServer {
     pub fn start(
         sup: &Supervisor,
         listen: &[SocketAddr],
-        allowed: Vec<(String, IpNet)>,
+        allowed: Vec<AllowedRelay>,
         history: Option<History>,
     ) -> Result<TrackerServer> {
         let stats = Arc::new(TrackerStats::default());
@@ -253,19 +288,25 @@ async fn serve(mut sock: TcpStream, peer: SocketAddr, shared: &Shared, stop: &St
         let mut queue = std::collections::VecDeque::from(events);
         while let Some(e) = queue.pop_front() {
             match e {
-                Event::Hello(ident) => match allowed_name(&shared.allowed, peer.ip()) {
-                    Some(n) => {
-                        tracing::info!(%peer, relay = n, ident = ?ident, "tracker: relay identified");
-                        shared.stats.relays_connected.fetch_add(1, Relaxed);
-                        name = Some(n.to_string());
-                        queue.extend(conn.accept(n));
+                Event::Hello(ident) => {
+                    match admit(&shared.allowed, peer.ip(), conn.greeting_secret()) {
+                        Ok(n) => {
+                            tracing::info!(%peer, relay = n, ident = ?ident, "tracker: relay identified");
+                            shared.stats.relays_connected.fetch_add(1, Relaxed);
+                            name = Some(n.to_string());
+                            queue.extend(conn.accept(n));
+                        }
+                        Err(why) => {
+                            shared.stats.refused_ident.fetch_add(1, Relaxed);
+                            let reason = match why {
+                                Refused::NotListed => "not listed in [[tracker.relay]]",
+                                Refused::WrongSecret => "wrong or missing secret",
+                            };
+                            tracing::warn!(%peer, ident = ?ident, reason, "tracker: refused a relay");
+                            conn.refuse();
+                        }
                     }
-                    None => {
-                        shared.stats.refused_ident.fetch_add(1, Relaxed);
-                        tracing::warn!(%peer, ident = ?ident, "tracker: refused a relay not listed in [[tracker.relay]]");
-                        conn.refuse();
-                    }
-                },
+                }
                 Event::Message { lines, .. } => {
                     shared.stats.messages.fetch_add(1, Relaxed);
                     shared.stats.lines.fetch_add(lines.len() as u64, Relaxed);
@@ -300,17 +341,27 @@ mod tests {
 
     #[test]
     fn relays_are_admitted_by_the_first_network_that_holds_them() {
+        let entry = |name: &str, net: &str, secret: Option<&str>| AllowedRelay {
+            name: name.into(),
+            net: net.parse().unwrap(),
+            secret: secret.map(str::to_string),
+        };
         let allowed = vec![
-            ("mpserver01".to_string(), "192.0.2.1/32".parse().unwrap()),
-            ("lan".to_string(), "10.0.0.0/8".parse().unwrap()),
-            ("v6".to_string(), "2001:db8::/64".parse().unwrap()),
+            entry("mpserver01", "192.0.2.1/32", None),
+            entry("lan", "10.0.0.0/8", None),
+            entry("v6", "2001:db8::/64", None),
+            entry("lobby02", "198.51.100.0/24", Some("s3cret")),
         ];
-        let n = |s: &str| allowed_name(&allowed, s.parse().unwrap());
-        assert_eq!(n("192.0.2.1"), Some("mpserver01"));
-        assert_eq!(n("::ffff:192.0.2.1"), Some("mpserver01"), "mapped IPv4");
-        assert_eq!(n("10.9.8.7"), Some("lan"));
-        assert_eq!(n("2001:db8::5"), Some("v6"));
-        assert_eq!(n("192.0.2.2"), None);
+        let n = |s: &str, secret: Option<&str>| admit(&allowed, s.parse().unwrap(), secret);
+        assert_eq!(n("192.0.2.1", None), Ok("mpserver01"));
+        assert_eq!(n("::ffff:192.0.2.1", None), Ok("mpserver01"), "mapped IPv4");
+        assert_eq!(n("10.9.8.7", Some("anything")), Ok("lan"));
+        assert_eq!(n("2001:db8::5", None), Ok("v6"));
+        assert_eq!(n("192.0.2.2", None), Err(Refused::NotListed));
+        // An entry with a secret admits only the relay that sends it.
+        assert_eq!(n("198.51.100.7", Some("s3cret")), Ok("lobby02"));
+        assert_eq!(n("198.51.100.7", None), Err(Refused::WrongSecret));
+        assert_eq!(n("198.51.100.7", Some("s3cre")), Err(Refused::WrongSecret));
     }
 
     #[test]
