@@ -356,6 +356,38 @@ fn run_time_changes_apply_at_once_survive_a_restart_and_merge_with_a_reload() {
     assert!(stats["admin"]["requests"].as_u64().unwrap() >= 4);
     let (_, metrics) = http_get(http, "/metrics");
     assert!(metrics.contains("lobby_admin_requests_total"), "{metrics}");
+
+    // The run-time changes apply while the admin API is on: a reload that turns it
+    // off leaves the file alone in force (B is forwarded again), one that turns it
+    // back on brings them back from the state file.
+    std::fs::write(&config, "[relay]\nblacklist = [\"192.0.2.1\"]\n").unwrap();
+    l.signal(libc::SIGHUP);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        a.send_to(&pa, udp).unwrap();
+        b.send_to(&pb, udp).unwrap();
+        if drain(&a, Duration::from_millis(200))
+            .iter()
+            .any(|d| callsign_of(d) == "ADMIN-B")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "B never forwarded with the API off"
+        );
+    }
+    let (code, _, err) = admin(http, &token_file, &["show", "version"]);
+    assert_eq!(code, 1, "{err}");
+    write_config("\"192.0.2.1\"");
+    l.signal(libc::SIGHUP);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while admin(http, &token_file, &["show", "version"]).0 != 0 {
+        assert!(Instant::now() < deadline, "the API never came back");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let bl = admin_json(http, &token_file, &["show", "blacklist"]);
+    assert_eq!(entries(&bl), vec![("127.0.0.2".into(), "admin".into())]);
     assert!(l.stop().success());
 }
 

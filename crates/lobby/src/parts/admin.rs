@@ -179,6 +179,28 @@ struct Lists {
     /// The file as last read (start or SIGHUP), flags applied, before the overlay.
     file: config::File,
     overlay: Overlay,
+    /// Where the overlay is saved; `None` while the API is off or nothing is kept.
+    state_file: Option<PathBuf>,
+}
+
+/// The saved run-time changes `[admin]` names: none while the API is off (they apply
+/// only with it on), none yet when the file does not exist.
+fn read_state(s: &AdminSection, on: bool) -> Result<(Option<PathBuf>, Overlay)> {
+    let state_file = (on && !s.state_file.is_empty()).then(|| PathBuf::from(&s.state_file));
+    let overlay = match &state_file {
+        Some(p) => match std::fs::read_to_string(p) {
+            Ok(text) => Overlay::from_json(&text)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("admin.state_file {}", p.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Overlay::default(),
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("cannot read admin.state_file {}", p.display()))
+            }
+        },
+        None => Overlay::default(),
+    };
+    Ok((state_file, overlay))
 }
 
 /// The admin API's state, shared by the handlers and the reload path.
@@ -188,7 +210,6 @@ pub struct Admin {
     /// Held across a change (save, then apply) and a reload, so the relay is always
     /// reconfigured from the latest file and overlay, in order.
     gate: tokio::sync::Mutex<()>,
-    state_file: Option<PathBuf>,
     relay: OnceLock<RelayControl>,
     started: SystemTime,
     reloads: AtomicU64,
@@ -263,21 +284,7 @@ impl Admin {
     pub fn load(f: &config::File) -> Result<Arc<Admin>> {
         let access = read_access(&f.admin)?;
         let on = !access.tokens.is_empty();
-        let state_file =
-            (on && !f.admin.state_file.is_empty()).then(|| PathBuf::from(&f.admin.state_file));
-        let overlay = match &state_file {
-            Some(p) => match std::fs::read_to_string(p) {
-                Ok(text) => Overlay::from_json(&text)
-                    .map_err(anyhow::Error::msg)
-                    .with_context(|| format!("admin.state_file {}", p.display()))?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Overlay::default(),
-                Err(e) => {
-                    return Err(e)
-                        .with_context(|| format!("cannot read admin.state_file {}", p.display()))
-                }
-            },
-            None => Overlay::default(),
-        };
+        let (state_file, overlay) = read_state(&f.admin, on)?;
         if on {
             tracing::info!(
                 admins = access.tokens.len(),
@@ -294,9 +301,9 @@ impl Admin {
             lists: Mutex::new(Lists {
                 file: f.clone(),
                 overlay,
+                state_file,
             }),
             gate: tokio::sync::Mutex::new(()),
-            state_file,
             relay: OnceLock::new(),
             started: SystemTime::now(),
             reloads: AtomicU64::new(0),
@@ -325,9 +332,11 @@ impl Admin {
         let _ = self.relay.set(relay);
     }
 
-    /// A SIGHUP: takes the new file (and the tokens it names), then runs `apply` with
-    /// the effective configuration while no change can interleave. The run-time
-    /// changes stay (see the module docs for the rule). On an error nothing changes.
+    /// A SIGHUP: takes the new file, the tokens it names and the saved run-time
+    /// changes (read again: every change is saved before it applies, so they are the
+    /// ones in force, unless `[admin]` now names another file or turns the API off),
+    /// then runs `apply` with the effective configuration while no change can
+    /// interleave. On an error nothing changes.
     pub async fn reload(
         &self,
         f: config::File,
@@ -335,9 +344,13 @@ impl Admin {
     ) -> Result<()> {
         let _gate = self.gate.lock().await;
         let access = read_access(&f.admin)?;
-        let effective = overlaid(&f, &lock(&self.lists).overlay);
-        apply(&effective)?;
-        lock(&self.lists).file = f;
+        let (state_file, overlay) = read_state(&f.admin, !access.tokens.is_empty())?;
+        apply(&overlaid(&f, &overlay))?;
+        *lock(&self.lists) = Lists {
+            file: f,
+            overlay,
+            state_file,
+        };
         *self.access.write().unwrap_or_else(|p| p.into_inner()) = access;
         self.reloads.fetch_add(1, Relaxed);
         Ok(())
@@ -424,15 +437,16 @@ impl Admin {
         };
         let (cfg, peers) = relay_config(&effective)
             .map_err(|e| error(StatusCode::BAD_REQUEST, format!("{e:#}")))?;
-        if let Some(path) = &self.state_file {
-            let (path, text) = (path.clone(), overlay.to_json());
+        let state_file = lock(&self.lists).state_file.clone();
+        if let Some(path) = state_file {
+            let (file, text) = (path.display().to_string(), overlay.to_json());
             let saved = tokio::task::spawn_blocking(move || write_atomically(&path, &text))
                 .await
                 .map_err(std::io::Error::other)
                 .and_then(|r| r);
             if let Err(e) = saved {
                 self.stats.save_failures.fetch_add(1, Relaxed);
-                tracing::error!(file = %self.state_file.as_ref().map_or(String::new(), |p| p.display().to_string()), error = %e, "admin change not made: the state file cannot be written");
+                tracing::error!(%file, error = %e, "admin change not made: the state file cannot be written");
                 return Err(error(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("the change was not made: cannot save the admin state file: {e}"),
