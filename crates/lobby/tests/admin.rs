@@ -147,7 +147,7 @@ fn run_time_changes_apply_at_once_survive_a_restart_and_merge_with_a_reload() {
         std::fs::write(
             &config,
             format!(
-                "[relay]\nblacklist = [{blacklist}]\n[admin]\ntokens_file = {:?}\nstate_file = {:?}\n",
+                "[relay]\nblacklist = [{blacklist}]\ntracker_secret = \"relay-secret-xyz\"\n[admin]\ntokens_file = {:?}\nstate_file = {:?}\n",
                 token_file.to_str().unwrap(),
                 state.to_str().unwrap()
             ),
@@ -229,7 +229,9 @@ fn run_time_changes_apply_at_once_survive_a_restart_and_merge_with_a_reload() {
     assert_eq!(cf["entries"][0]["link"]["address"], feed_addr.as_str());
 
     // The file's entry deleted at run time.
-    let ch = admin_json(http, &token_file, &["blacklist", "delete", "192.0.2.1"]);
+    // Written another way, it is the same entry.
+    let ch = admin_json(http, &token_file, &["blacklist", "delete", "192.0.2.1/32"]);
+    assert_eq!(ch["entry"], "192.0.2.1");
     assert_eq!(ch["changed"], true);
     assert_eq!(ch["in_force"], serde_json::json!(["127.0.0.2"]));
     // A CIDR goes through the path of a delete.
@@ -315,15 +317,23 @@ fn run_time_changes_apply_at_once_survive_a_restart_and_merge_with_a_reload() {
         ),
         "a token in the settings"
     );
+    assert!(
+        !settings.to_string().contains("relay-secret-xyz"),
+        "the tracker secret in the settings: {settings}"
+    );
+    assert_eq!(settings["relay"]["tracker_secret"], "***");
+    // Deleting what is not in force is refused, and nothing is recorded.
+    let (code, _, err) = admin(http, &token_file, &["blacklist", "delete", "192.0.2.99"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("404") && err.contains("not in the blacklist"),
+        "{err}"
+    );
 
     // The OpenAPI document describes what is served.
     let (_, doc) = http_get(http, "/api/openapi.json");
     let doc: Value = serde_json::from_str(&doc).unwrap();
-    for p in [
-        "/api/admin/{topic}",
-        "/api/admin/{list}",
-        "/api/admin/{list}/{entry}",
-    ] {
+    for p in ["/api/admin/{name}", "/api/admin/{name}/{entry}"] {
         assert!(
             doc["paths"][p].is_object(),
             "{p} not in the OpenAPI document"
@@ -500,4 +510,39 @@ fn a_bad_tokens_file_stops_the_start_with_the_line_named() {
         err.contains("tokens:1: the token of \"gordon\" must be 16-256"),
         "{err}"
     );
+}
+
+#[test]
+fn without_a_state_file_changes_last_until_the_process_stops() {
+    let dir = Dir::new("nostate");
+    let token_file = tokens(&dir, "gordon");
+    let config = dir.path("lobby.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[admin]\ntokens_file = {:?}\nstate_file = \"\"\n",
+            token_file.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let l = start(&config);
+    let http = l.addr("http", "tcp");
+    admin_json(http, &token_file, &["relay", "add", "MP9.Example.ORG:5000"]);
+    // Reloads keep them...
+    l.signal(libc::SIGHUP);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while admin_json(http, &token_file, &["show", "uptime"])["reloads"] != 1 {
+        assert!(Instant::now() < deadline, "the reload never happened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let relays = admin_json(http, &token_file, &["show", "relays"]);
+    assert_eq!(
+        entries(&relays),
+        vec![("mp9.example.org:5000".into(), "admin".into())]
+    );
+    // ...a restart does not.
+    assert!(l.stop().success());
+    let l = start(&config);
+    let relays = admin_json(l.addr("http", "tcp"), &token_file, &["show", "relays"]);
+    assert!(entries(&relays).is_empty(), "{relays}");
 }

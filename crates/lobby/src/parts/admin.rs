@@ -31,7 +31,7 @@ use api::admin::{
     UsersBody, VersionBody,
 };
 use api::ErrorBody;
-use axum::extract::rejection::JsonRejection;
+use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -189,9 +189,15 @@ fn read_state(s: &AdminSection, on: bool) -> Result<(Option<PathBuf>, Overlay)> 
     let state_file = (on && !s.state_file.is_empty()).then(|| PathBuf::from(&s.state_file));
     let overlay = match &state_file {
         Some(p) => match std::fs::read_to_string(p) {
-            Ok(text) => Overlay::from_json(&text)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("admin.state_file {}", p.display()))?,
+            Ok(text) => {
+                let mut o = Overlay::from_json(&text)
+                    .map_err(anyhow::Error::msg)
+                    .with_context(|| format!("admin.state_file {}", p.display()))?;
+                for c in &mut o.changes {
+                    c.value = canonical(c.list, &c.value);
+                }
+                o
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Overlay::default(),
             Err(e) => {
                 return Err(e)
@@ -213,8 +219,42 @@ pub struct Admin {
     relay: OnceLock<RelayControl>,
     started: SystemTime,
     reloads: AtomicU64,
+    /// The Unix second of the last refusal logged at warn.
+    last_refusal_log: AtomicU64,
     /// Counters.
     pub stats: Arc<AdminStats>,
+}
+
+/// The one spelling of an entry, so that one entry written two ways is one entry:
+/// an IP (a host network written as its address) or a network with its host bits
+/// cleared; `host:port` with the host in lower case (an IP literal as Rust writes it).
+/// An entry that does not parse is kept as written (the configuration check names it).
+pub fn canonical(list: List, entry: &str) -> String {
+    match list {
+        List::Blacklist => match config::net(entry) {
+            Ok(n) if n.prefix_len() == n.max_prefix_len() => n.addr().to_string(),
+            Ok(n) => n.trunc().to_string(),
+            Err(_) => entry.to_string(),
+        },
+        List::Relays | List::Crossfeeds => match entry.parse::<SocketAddr>() {
+            Ok(a) => a.to_string(),
+            Err(_) => entry.to_ascii_lowercase(),
+        },
+    }
+}
+
+/// The file with its three lists in their canonical spelling.
+fn canonical_file(f: &config::File) -> config::File {
+    let mut f = f.clone();
+    for list in List::ALL {
+        let v = match list {
+            List::Blacklist => &mut f.relay.blacklist,
+            List::Relays => &mut f.relay.relays,
+            List::Crossfeeds => &mut f.relay.crossfeeds,
+        };
+        *v = v.iter().map(|e| canonical(list, e)).collect();
+    }
+    f
 }
 
 /// The file with the overlay's lists in force.
@@ -253,8 +293,8 @@ fn read_access(s: &AdminSection) -> Result<Access> {
     {
         use std::os::unix::fs::PermissionsExt;
         if let Ok(m) = std::fs::metadata(path) {
-            if m.permissions().mode() & 0o077 != 0 {
-                tracing::warn!(file = %path.display(), "admin tokens file is readable by others; chmod 600 it");
+            if m.permissions().mode() & 0o007 != 0 {
+                tracing::warn!(file = %path.display(), "admin tokens file is readable by others; chmod o-rwx it");
             }
         }
     }
@@ -270,12 +310,20 @@ fn unix_secs() -> i64 {
 /// Writes `text` to `path` atomically: a temporary file beside it, synced, renamed.
 fn write_atomically(path: &FsPath, text: &str) -> std::io::Result<()> {
     use std::io::Write;
-    let tmp = path.with_extension("json.tmp");
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp.{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
     let mut f = std::fs::File::create(&tmp)?;
     f.write_all(text.as_bytes())?;
     f.sync_all()?;
     drop(f);
-    std::fs::rename(&tmp, path)
+    std::fs::rename(&tmp, path)?;
+    // The rename itself is durable once the directory is synced.
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => FsPath::new("."),
+    };
+    std::fs::File::open(dir)?.sync_all()
 }
 
 impl Admin {
@@ -299,7 +347,7 @@ impl Admin {
         Ok(Arc::new(Admin {
             access: RwLock::new(access),
             lists: Mutex::new(Lists {
-                file: f.clone(),
+                file: canonical_file(f),
                 overlay,
                 state_file,
             }),
@@ -307,6 +355,7 @@ impl Admin {
             relay: OnceLock::new(),
             started: SystemTime::now(),
             reloads: AtomicU64::new(0),
+            last_refusal_log: AtomicU64::new(0),
             stats: Arc::default(),
         }))
     }
@@ -344,7 +393,18 @@ impl Admin {
     ) -> Result<()> {
         let _gate = self.gate.lock().await;
         let access = read_access(&f.admin)?;
-        let (state_file, overlay) = read_state(&f.admin, !access.tokens.is_empty())?;
+        let on = !access.tokens.is_empty();
+        let f = canonical_file(&f);
+        let kept_in_memory = {
+            let l = lock(&self.lists);
+            (on && self.is_on() && l.state_file.is_none() && f.admin.state_file.is_empty())
+                .then(|| l.overlay.clone())
+        };
+        let (state_file, overlay) = match kept_in_memory {
+            // Nothing is saved: the changes last as long as the process.
+            Some(o) => (None, o),
+            None => read_state(&f.admin, on)?,
+        };
         apply(&overlaid(&f, &overlay))?;
         *lock(&self.lists) = Lists {
             file: f,
@@ -354,6 +414,17 @@ impl Admin {
         *self.access.write().unwrap_or_else(|p| p.into_inner()) = access;
         self.reloads.fetch_add(1, Relaxed);
         Ok(())
+    }
+
+    /// Logs a refusal at warn at most once a second (a flood of them would flood the
+    /// log; the counters count every one), else at debug.
+    fn log_refusal(&self, peer: Option<SocketAddr>, reason: &str) {
+        let now = unix_secs() as u64;
+        if self.last_refusal_log.swap(now, Relaxed) != now {
+            tracing::warn!(peer = %peer_text(peer), reason, "admin request refused");
+        } else {
+            tracing::debug!(peer = %peer_text(peer), reason, "admin request refused");
+        }
     }
 
     /// Checks the source and the token; the admin's name, or the refusal to send.
@@ -369,7 +440,7 @@ impl Admin {
         let ip = peer.map(|p| p.ip().to_canonical());
         if !ip.is_some_and(|ip| access.allow.iter().any(|n| n.contains(&ip))) {
             self.stats.refused_source.fetch_add(1, Relaxed);
-            tracing::warn!(peer = %peer_text(peer), "admin request refused: source not in [admin] allow");
+            self.log_refusal(peer, "source not in [admin] allow");
             return Err(error(
                 StatusCode::FORBIDDEN,
                 "the admin API is not open to this address ([admin] allow)",
@@ -388,7 +459,7 @@ impl Admin {
                 } else {
                     "no bearer token"
                 };
-                tracing::warn!(peer = %peer_text(peer), reason = why, "admin request refused");
+                self.log_refusal(peer, why);
                 let mut r = error(
                     StatusCode::UNAUTHORIZED,
                     format!("{why}: send Authorization: Bearer TOKEN"),
@@ -402,9 +473,12 @@ impl Admin {
         }
     }
 
-    /// Adds or deletes `entry` of `list`: checked, saved, applied, logged.
+    /// Adds or deletes `entry` of `list`: checked, saved, applied, logged. The work
+    /// runs in a task of its own that holds the gate, so a client that goes away or
+    /// a request timeout cannot stop a change between its save and its application.
+    #[allow(clippy::result_large_err)] // the refusal is the handler's answer, sent at once
     async fn change(
-        &self,
+        self: &Arc<Self>,
         list: List,
         entry: &str,
         added: bool,
@@ -413,6 +487,27 @@ impl Admin {
     ) -> Result<ChangeBody, Response> {
         let entry = entry.trim();
         check_entry(list, entry).map_err(|e| error(StatusCode::BAD_REQUEST, e))?;
+        let entry = canonical(list, entry);
+        let (this, by) = (self.clone(), by.to_string());
+        tokio::spawn(async move { this.change_now(list, entry, added, by, peer).await })
+            .await
+            .unwrap_or_else(|e| {
+                Err(error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("the change failed: {e}"),
+                ))
+            })
+    }
+
+    async fn change_now(
+        &self,
+        list: List,
+        entry: String,
+        added: bool,
+        by: String,
+        peer: Option<SocketAddr>,
+    ) -> Result<ChangeBody, Response> {
+        let (entry, by) = (entry.as_str(), by.as_str());
         let Some(relay) = self.relay.get() else {
             return Err(error(
                 StatusCode::NOT_FOUND,
@@ -420,6 +515,20 @@ impl Admin {
             ));
         };
         let _gate = self.gate.lock().await;
+        if !added {
+            let l = lock(&self.lists);
+            if !l
+                .overlay
+                .apply(list, file_list(&l.file, list))
+                .iter()
+                .any(|e| e == entry)
+            {
+                return Err(error(
+                    StatusCode::NOT_FOUND,
+                    format!("{entry} is not in the {} list in force", list.name()),
+                ));
+            }
+        }
         let at = unix_secs();
         let change = Change {
             list,
@@ -525,9 +634,13 @@ impl Admin {
         let f = self.effective();
         let mut history = f.history.clone();
         history.database_url = redact_url(&history.database_url);
+        let mut relay = f.relay.clone();
+        if !relay.tracker_secret.is_empty() {
+            relay.tracker_secret = "***".into();
+        }
         serde_json::json!({
             "parts": parts,
-            "relay": f.relay,
+            "relay": relay,
             "http": f.http,
             "history": history,
             "admin": {
@@ -586,8 +699,28 @@ fn check_entry(list: List, entry: &str) -> Result<(), String> {
     }
 }
 
-/// A database URL without its password.
+/// A database URL without its password (in the user part or a `password=` parameter).
 fn redact_url(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = redact_userinfo(base);
+    if let Some(q) = query {
+        let q: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&q.join("&"));
+    }
+    out
+}
+
+fn redact_userinfo(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let userinfo = &url[s + 3..at];
@@ -628,8 +761,8 @@ fn peer_of(p: Peer) -> Option<SocketAddr> {
 /// configuration write them), `version` (VersionBody), `uptime` (UptimeBody),
 /// `whitelist`, `blacklist`, `relays`, `crossfeeds` (ListBody), `tracker` (TrackerBody),
 /// `users` (UsersBody).
-#[utoipa::path(get, path = "/api/admin/{topic}", tag = "admin",
-    params(("topic" = String, Path, description = "stats, settings, version, uptime, whitelist, blacklist, crossfeeds, relays, tracker or users")),
+#[utoipa::path(get, path = "/api/admin/{name}", tag = "admin",
+    params(("name" = String, Path, description = "stats, settings, version, uptime, whitelist, blacklist, crossfeeds, relays, tracker or users")),
     security(("bearer" = [])),
     responses(
         (status = 200, description = "the topic's body (see the description)", body = Object),
@@ -641,12 +774,16 @@ pub async fn show(
     State(s): State<AdminState>,
     peer: Peer,
     headers: HeaderMap,
-    Path(topic): Path<String>,
+    topic: Result<Path<String>, PathRejection>,
 ) -> Response {
     let peer = peer_of(peer);
     if let Err(r) = s.admin.authorize(peer, &headers) {
         return r;
     }
+    let Path(topic) = match topic {
+        Ok(t) => t,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
+    };
     let src = &s.sources;
     let no_relay = || error(StatusCode::NOT_FOUND, "no relay runs in this process");
     match topic.as_str() {
@@ -749,8 +886,8 @@ fn list_or_404(name: &str) -> Result<List, Response> {
 
 /// fgms's `LIST add ENTRY`: saved, then applied at once, kept across restarts and
 /// reloads until deleted.
-#[utoipa::path(post, path = "/api/admin/{list}", tag = "admin",
-    params(("list" = String, Path, description = "blacklist, relays or crossfeeds")),
+#[utoipa::path(post, path = "/api/admin/{name}", tag = "admin",
+    params(("name" = String, Path, description = "blacklist, relays or crossfeeds")),
     request_body = ChangeRequest,
     security(("bearer" = [])),
     responses(
@@ -765,13 +902,17 @@ pub async fn add(
     State(s): State<AdminState>,
     peer: Peer,
     headers: HeaderMap,
-    Path(list): Path<String>,
+    list: Result<Path<String>, PathRejection>,
     body: Result<Json<ChangeRequest>, JsonRejection>,
 ) -> Response {
     let peer = peer_of(peer);
     let by = match s.admin.authorize(peer, &headers) {
         Ok(n) => n,
         Err(r) => return r,
+    };
+    let Path(list) = match list {
+        Ok(l) => l,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
     };
     let list = match list_or_404(&list) {
         Ok(l) => l,
@@ -795,9 +936,9 @@ pub async fn add(
 /// fgms's `LIST delete ENTRY` (the entry percent-encoded; a CIDR's `/` may stay):
 /// saved, then applied; an entry of the file stays deleted across reloads until it
 /// is added again.
-#[utoipa::path(delete, path = "/api/admin/{list}/{entry}", tag = "admin",
+#[utoipa::path(delete, path = "/api/admin/{name}/{entry}", tag = "admin",
     params(
-        ("list" = String, Path, description = "blacklist, relays or crossfeeds"),
+        ("name" = String, Path, description = "blacklist, relays or crossfeeds"),
         ("entry" = String, Path, description = "the entry to delete"),
     ),
     security(("bearer" = [])),
@@ -813,12 +954,16 @@ pub async fn delete(
     State(s): State<AdminState>,
     peer: Peer,
     headers: HeaderMap,
-    Path((list, entry)): Path<(String, String)>,
+    path: Result<Path<(String, String)>, PathRejection>,
 ) -> Response {
     let peer = peer_of(peer);
     let by = match s.admin.authorize(peer, &headers) {
         Ok(n) => n,
         Err(r) => return r,
+    };
+    let Path((list, entry)) = match path {
+        Ok(p) => p,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
     };
     let list = match list_or_404(&list) {
         Ok(l) => l,
@@ -904,6 +1049,21 @@ mod tests {
     }
 
     #[test]
+    fn one_entry_has_one_spelling() {
+        let b = |e| canonical(List::Blacklist, e);
+        assert_eq!(b("192.0.2.1"), "192.0.2.1");
+        assert_eq!(b("192.0.2.1/32"), "192.0.2.1");
+        assert_eq!(b("10.1.2.3/8"), "10.0.0.0/8");
+        assert_eq!(b("2001:DB8::1"), "2001:db8::1");
+        assert_eq!(b("2001:db8::1/128"), "2001:db8::1");
+        assert_eq!(b("not an ip"), "not an ip");
+        let r = |e| canonical(List::Relays, e);
+        assert_eq!(r("MP1.Example.org:5000"), "mp1.example.org:5000");
+        assert_eq!(r("[2001:DB8::1]:5000"), "[2001:db8::1]:5000");
+        assert_eq!(r("192.0.2.1:5000"), "192.0.2.1:5000");
+    }
+
+    #[test]
     fn database_passwords_are_left_out_of_the_settings() {
         assert_eq!(
             redact_url("postgres://lobby:s3cret@db.example.org/lobby"),
@@ -914,6 +1074,10 @@ mod tests {
             "postgres://lobby@db/lobby"
         );
         assert_eq!(redact_url("sqlite:lobby.sqlite"), "sqlite:lobby.sqlite");
+        assert_eq!(
+            redact_url("postgres://db/lobby?sslmode=require&password=s3cret"),
+            "postgres://db/lobby?sslmode=require&password=***"
+        );
     }
 
     #[test]
