@@ -525,9 +525,30 @@ impl Store {
     }
 }
 
-/// `url` without its password, for messages.
+/// `url` without its password (in the user part or a `password=` parameter), for
+/// messages and settings.
 pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.find('@')) {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, Some(q)),
+        None => (url, None),
+    };
+    let mut out = redact_userinfo(base);
+    if let Some(q) = query {
+        let q: Vec<String> = q
+            .split('&')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => kv.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&q.join("&"));
+    }
+    out
+}
+
+fn redact_userinfo(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
         (Some(s), Some(at)) if at > s => {
             let userinfo = &url[s + 3..at];
             match userinfo.split_once(':') {

@@ -241,4 +241,16 @@ fn unknown_urls_are_refused_with_the_accepted_forms() {
         flightlog::store::redact("postgres://lobby:secret@db/x"),
         "postgres://lobby:***@db/x"
     );
+    assert_eq!(
+        flightlog::store::redact("postgres://lobby@db/x"),
+        "postgres://lobby@db/x"
+    );
+    assert_eq!(
+        flightlog::store::redact("postgres://db/x?sslmode=require&password=s3cret"),
+        "postgres://db/x?sslmode=require&password=***"
+    );
+    assert_eq!(
+        flightlog::store::redact("sqlite:x.sqlite"),
+        "sqlite:x.sqlite"
+    );
 }

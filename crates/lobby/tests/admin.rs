@@ -84,6 +84,15 @@ fn admin_json(http: SocketAddr, token_file: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
 }
 
+/// Waits until the process has applied `n` reloads (`show uptime`).
+fn wait_reloads(http: SocketAddr, token_file: &Path, n: u64) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while admin_json(http, token_file, &["show", "uptime"])["reloads"] != n {
+        assert!(Instant::now() < deadline, "reload {n} never happened");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn start(config: &Path) -> Lobby {
     Lobby::start(
         &[
@@ -284,15 +293,7 @@ fn run_time_changes_apply_at_once_survive_a_restart_and_merge_with_a_reload() {
     // addition stays.
     write_config("\"192.0.2.1\", \"198.51.100.0/24\"");
     l.signal(libc::SIGHUP);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let up = admin_json(http, &token_file, &["show", "uptime"]);
-        if up["reloads"] == 1 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the reload never happened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_reloads(http, &token_file, 1);
     let bl = admin_json(http, &token_file, &["show", "blacklist"]);
     assert_eq!(
         entries(&bl),
@@ -530,11 +531,7 @@ fn without_a_state_file_changes_last_until_the_process_stops() {
     admin_json(http, &token_file, &["relay", "add", "MP9.Example.ORG:5000"]);
     // Reloads keep them...
     l.signal(libc::SIGHUP);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while admin_json(http, &token_file, &["show", "uptime"])["reloads"] != 1 {
-        assert!(Instant::now() < deadline, "the reload never happened");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_reloads(http, &token_file, 1);
     let relays = admin_json(http, &token_file, &["show", "relays"]);
     assert_eq!(
         entries(&relays),

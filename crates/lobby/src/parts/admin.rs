@@ -633,7 +633,7 @@ impl Admin {
     fn settings(&self, parts: Vec<&'static str>) -> serde_json::Value {
         let f = self.effective();
         let mut history = f.history.clone();
-        history.database_url = redact_url(&history.database_url);
+        history.database_url = flightlog::store::redact(&history.database_url);
         let mut relay = f.relay.clone();
         if !relay.tracker_secret.is_empty() {
             relay.tracker_secret = "***".into();
@@ -696,40 +696,6 @@ fn check_entry(list: List, entry: &str) -> Result<(), String> {
                 .map(|_| ())
                 .map_err(|e| format!("{e:#}"))
         }
-    }
-}
-
-/// A database URL without its password (in the user part or a `password=` parameter).
-fn redact_url(url: &str) -> String {
-    let (base, query) = match url.split_once('?') {
-        Some((b, q)) => (b, Some(q)),
-        None => (url, None),
-    };
-    let mut out = redact_userinfo(base);
-    if let Some(q) = query {
-        let q: Vec<String> = q
-            .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                _ => kv.to_string(),
-            })
-            .collect();
-        out.push('?');
-        out.push_str(&q.join("&"));
-    }
-    out
-}
-
-fn redact_userinfo(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let userinfo = &url[s + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..s + 3], &url[at..]),
-                None => url.to_string(),
-            }
-        }
-        _ => url.to_string(),
     }
 }
 
@@ -905,32 +871,14 @@ pub async fn add(
     list: Result<Path<String>, PathRejection>,
     body: Result<Json<ChangeRequest>, JsonRejection>,
 ) -> Response {
-    let peer = peer_of(peer);
-    let by = match s.admin.authorize(peer, &headers) {
-        Ok(n) => n,
-        Err(r) => return r,
-    };
-    let Path(list) = match list {
-        Ok(l) => l,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
-    };
-    let list = match list_or_404(&list) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
-    let Json(req) = match body {
-        Ok(b) => b,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                format!("expected {{\"entry\": \"...\"}}: {}", e.body_text()),
-            )
-        }
-    };
-    match s.admin.change(list, &req.entry, true, &by, peer).await {
-        Ok(b) => Json(b).into_response(),
-        Err(r) => r,
-    }
+    let list = list.map(|Path(l)| l).map_err(|e| e.body_text());
+    let entry = body.map(|Json(r)| r.entry).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            format!("expected {{\"entry\": \"...\"}}: {}", e.body_text()),
+        )
+    });
+    change_request(s, peer, headers, list, entry, true).await
 }
 
 /// fgms's `LIST delete ENTRY` (the entry percent-encoded; a CIDR's `/` may stay):
@@ -956,20 +904,41 @@ pub async fn delete(
     headers: HeaderMap,
     path: Result<Path<(String, String)>, PathRejection>,
 ) -> Response {
+    let (list, entry) = match path {
+        Ok(Path((l, e))) => (Ok(l), Ok(e)),
+        Err(e) => (Err(e.body_text()), Ok(String::new())),
+    };
+    change_request(s, peer, headers, list, entry, false).await
+}
+
+/// What `add` and `delete` share: authenticate first, then read the list and the
+/// entry (their errors come after a refusal), then make the change.
+async fn change_request(
+    s: AdminState,
+    peer: Peer,
+    headers: HeaderMap,
+    list: Result<String, String>,
+    entry: Result<String, Response>,
+    added: bool,
+) -> Response {
     let peer = peer_of(peer);
     let by = match s.admin.authorize(peer, &headers) {
         Ok(n) => n,
         Err(r) => return r,
     };
-    let Path((list, entry)) = match path {
-        Ok(p) => p,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
+    let list = match list {
+        Ok(l) => l,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     let list = match list_or_404(&list) {
         Ok(l) => l,
         Err(r) => return r,
     };
-    match s.admin.change(list, &entry, false, &by, peer).await {
+    let entry = match entry {
+        Ok(e) => e,
+        Err(r) => return r,
+    };
+    match s.admin.change(list, &entry, added, &by, peer).await {
         Ok(b) => Json(b).into_response(),
         Err(r) => r,
     }
@@ -1061,23 +1030,6 @@ mod tests {
         assert_eq!(r("MP1.Example.org:5000"), "mp1.example.org:5000");
         assert_eq!(r("[2001:DB8::1]:5000"), "[2001:db8::1]:5000");
         assert_eq!(r("192.0.2.1:5000"), "192.0.2.1:5000");
-    }
-
-    #[test]
-    fn database_passwords_are_left_out_of_the_settings() {
-        assert_eq!(
-            redact_url("postgres://lobby:s3cret@db.example.org/lobby"),
-            "postgres://lobby:***@db.example.org/lobby"
-        );
-        assert_eq!(
-            redact_url("postgres://lobby@db/lobby"),
-            "postgres://lobby@db/lobby"
-        );
-        assert_eq!(redact_url("sqlite:lobby.sqlite"), "sqlite:lobby.sqlite");
-        assert_eq!(
-            redact_url("postgres://db/lobby?sslmode=require&password=s3cret"),
-            "postgres://db/lobby?sslmode=require&password=***"
-        );
     }
 
     #[test]
