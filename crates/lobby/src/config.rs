@@ -57,6 +57,9 @@ pub struct AdminSection {
     /// Where run-time changes of the lists are kept across restarts (JSON, written
     /// atomically at every change); empty: they last until the process stops.
     pub state_file: String,
+    /// Run-time changes held at most (one per entry); past it a change is refused
+    /// until they are written into this file.
+    pub max_changes: usize,
 }
 
 impl Default for AdminSection {
@@ -65,6 +68,7 @@ impl Default for AdminSection {
             tokens_file: String::new(),
             allow: vec!["127.0.0.0/8".into(), "::1/128".into()],
             state_file: "lobby-admin.json".into(),
+            max_changes: 4096,
         }
     }
 }

@@ -521,7 +521,7 @@ fn without_a_state_file_changes_last_until_the_process_stops() {
     std::fs::write(
         &config,
         format!(
-            "[admin]\ntokens_file = {:?}\nstate_file = \"\"\n",
+            "[admin]\ntokens_file = {:?}\nstate_file = \"\"\nmax_changes = 2\n",
             token_file.to_str().unwrap()
         ),
     )
@@ -529,6 +529,13 @@ fn without_a_state_file_changes_last_until_the_process_stops() {
     let l = start(&config);
     let http = l.addr("http", "tcp");
     admin_json(http, &token_file, &["relay", "add", "MP9.Example.ORG:5000"]);
+    // At most max_changes are held; changing a held entry again is no new one.
+    admin_json(http, &token_file, &["blacklist", "add", "192.0.2.9"]);
+    admin_json(http, &token_file, &["blacklist", "delete", "192.0.2.9"]);
+    let (code, _, err) = admin(http, &token_file, &["blacklist", "add", "192.0.2.10"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("409") && err.contains("max_changes"), "{err}");
+    admin_json(http, &token_file, &["blacklist", "add", "192.0.2.9"]);
     // Reloads keep them...
     l.signal(libc::SIGHUP);
     wait_reloads(http, &token_file, 1);

@@ -541,6 +541,13 @@ impl Admin {
             let l = lock(&self.lists);
             let mut o = l.overlay.clone();
             let outcome = o.record(change, file_list(&l.file, list));
+            let max = l.file.admin.max_changes;
+            if o.changes.len() > max {
+                return Err(error(
+                    StatusCode::CONFLICT,
+                    format!("{max} run-time changes are held already ([admin] max_changes): write them into the configuration file, stop lobby and remove the state file"),
+                ));
+            }
             let effective = overlaid(&l.file, &o);
             (o, outcome, effective)
         };
