@@ -54,8 +54,12 @@ fn register(s: &UdpSocket, master: SocketAddr, info: &str) -> bool {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         s.send_to(&[0x71, 0xff, 9, 8, 7, 6], master).unwrap();
+        // A listed server's socket also gets the master's name queries (A2S info, from
+        // another port): only the master's own answers count here.
         if let Ok((n, from)) = s.recv_from(&mut buf) {
-            assert_eq!(from, master);
+            if from != master {
+                continue;
+            }
             let c = ChallengeReply::decode(&buf[..n]).unwrap();
             assert_eq!(c.echo, Some(0x0607_0809));
             let p = format!("0\n\\protocol\\49\\challenge\\{}{info}", c.master_challenge);
