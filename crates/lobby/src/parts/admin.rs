@@ -112,8 +112,9 @@ pub fn parse_tokens(text: &str, origin: &str) -> Result<Vec<Token>> {
     Ok(out)
 }
 
-/// Equal, in a time that depends on the lengths only.
-fn same(a: &[u8], b: &[u8]) -> bool {
+/// Equal, in a time that depends on the lengths only (tokens, the tracker's
+/// shared secrets).
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
