@@ -37,6 +37,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use ipnet::IpNet;
+use master::challenge::constant_time_eq;
 use std::net::SocketAddr;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -112,20 +113,11 @@ pub fn parse_tokens(text: &str, origin: &str) -> Result<Vec<Token>> {
     Ok(out)
 }
 
-/// Equal, in a time that depends on the lengths only (tokens, the tracker's
-/// shared secrets).
-pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
 /// Whose token this is; every token is compared, whatever matches.
 fn who<'a>(tokens: &'a [Token], given: &str) -> Option<&'a str> {
     let mut found = None;
     for t in tokens {
-        if same(t.secret.as_bytes(), given.as_bytes()) {
+        if constant_time_eq(t.secret.as_bytes(), given.as_bytes()) {
             found = Some(t.name.as_str());
         }
     }

@@ -18,6 +18,7 @@ use crate::parts::history::{History, Input};
 use anyhow::Result;
 use flightlog::flights::{Fix, Report};
 use ipnet::IpNet;
+use master::challenge::constant_time_eq;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -104,9 +105,7 @@ pub fn admit<'a>(
         .ok_or(Refused::NotListed)?;
     match (&r.secret, secret) {
         (None, _) => Ok(&r.name),
-        (Some(want), Some(got)) if crate::parts::admin::same(want.as_bytes(), got.as_bytes()) => {
-            Ok(&r.name)
-        }
+        (Some(want), Some(got)) if constant_time_eq(want.as_bytes(), got.as_bytes()) => Ok(&r.name),
         _ => Err(Refused::WrongSecret),
     }
 }
