@@ -5,8 +5,8 @@
 /// The fuzz target's body: arbitrary bytes in (read as UTF-8, lossily).
 pub fn run(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    let mut relay = lobby::config::RelaySection::default();
-    if lobby::fgms_conf::apply(&text, "fuzz.conf", &mut relay).is_ok() {
+    let mut relay = config::RelaySection::default();
+    if config::fgms_conf::apply(&text, "fuzz.conf", &mut relay).is_ok() {
         let _ = relay.engine_config();
         let _ = relay.peer_names();
         let _ = relay.listen_addrs();

@@ -1,12 +1,8 @@
-//! The `lobby` binary's commands and parts, as a library so that the fuzz targets
-//! and benchmarks can reach the parsers that live here (the fgms.conf reader, the
-//! TOML configuration). `main.rs` only parses the command line and dispatches.
+//! The `lobby` binary's commands and parts, as a library so that the integration
+//! tests and benchmarks can reach them. `main.rs` only parses the command line and
+//! dispatches; the configuration is the `config` crate.
 
-pub mod admin_overlay;
-pub mod args;
 pub mod commands;
-pub mod config;
-pub mod fgms_conf;
 pub mod lifecycle;
 pub mod parts;
 pub mod udp_worker;

@@ -150,7 +150,7 @@ fn parse_nameserver(s: &str) -> Result<SocketAddr, String> {
 }
 
 fn parse_seconds(s: &str) -> Result<f64, String> {
-    crate::args::parse_seconds(s, 3600.0)
+    config::parse_seconds(s, 3600.0)
 }
 
 /// A domain name, returned without its trailing dot.

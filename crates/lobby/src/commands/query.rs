@@ -96,7 +96,7 @@ fn resolve(s: &str, default_port: u16) -> Result<SocketAddr> {
 }
 
 fn secs(v: f64, what: &str) -> Result<Duration> {
-    crate::args::seconds(v, what, 3600.0)
+    config::seconds(v, what, 3600.0)
 }
 
 impl QueryOpts {

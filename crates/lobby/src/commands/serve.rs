@@ -3,7 +3,6 @@
 //! serves until SIGTERM/SIGINT (SIGHUP reloads the configuration and keeps all state)
 //! or until a part fails, then stops everything through the same supervisor.
 
-use crate::config;
 use crate::lifecycle::{Signal, Signals, Supervisor};
 use crate::parts::dns::DnsServer;
 use crate::parts::http::{HttpServer, Sources};
@@ -333,7 +332,7 @@ impl RelayArgs {
         if let Some(p) = &self.fgms_config {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read fgms config {}", p.display()))?;
-            let parsed = crate::fgms_conf::apply(&text, &p.display().to_string(), &mut r)?;
+            let parsed = config::fgms_conf::apply(&text, &p.display().to_string(), &mut r)?;
             for k in parsed.ignored {
                 tracing::warn!(key = %k, "fgms option has no effect in lobby");
             }
@@ -574,8 +573,8 @@ impl Backbone {
     }
 }
 
-fn peer_options(f: &config::File) -> Result<crate::parts::relay::PeerOptions> {
-    Ok(crate::parts::relay::PeerOptions {
+fn peer_options(f: &config::File) -> Result<config::PeerOptions> {
+    Ok(config::PeerOptions {
         names: f.relay.peer_names()?,
         refresh: f.relay.peer_refresh()?,
     })

@@ -16,15 +16,13 @@
 //!   `[admin] state_file` (atomically) *before* it is applied, so an applied change
 //!   is never lost; it is applied to the running relay at once (pilots kept) and
 //!   logged with the admin's name and the peer.
-//! - **The merge rule** (`crate::admin_overlay`): the relay runs with *file ∪ added
+//! - **The merge rule** (`config::overlay`): the relay runs with *file ∪ added
 //!   − deleted*; a SIGHUP re-reads the file and applies the same rule, so neither a
 //!   file edit nor a run-time change silently undoes the other.
 
-use crate::admin_overlay::{Change, List, Outcome, Overlay};
-use crate::config::{self, AdminSection};
 use crate::lifecycle::lock;
 use crate::parts::api::error;
-use crate::parts::relay::{PeerOptions, RelayControl};
+use crate::parts::relay::RelayControl;
 use anyhow::{bail, Context, Result};
 use api::admin::{
     ChangeBody, ChangeRequest, DeletedEntry, ListBody, ListEntry, TrackerBody, UptimeBody, User,
@@ -36,6 +34,9 @@ use axum::extract::{ConnectInfo, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
+use config::overlay::{Change, List, Outcome, Overlay};
+use config::AdminSection;
+use config::PeerOptions;
 use ipnet::IpNet;
 use master::challenge::constant_time_eq;
 use std::net::SocketAddr;
@@ -688,11 +689,11 @@ fn check_entry(list: List, entry: &str) -> Result<(), String> {
         List::Blacklist => config::net(entry).map(|_| ()).map_err(|e| format!("{e:#}")),
         List::Relays | List::Crossfeeds => {
             let kind = if list == List::Relays {
-                crate::parts::peers::Kind::Relay
+                config::Kind::Relay
             } else {
-                crate::parts::peers::Kind::Crossfeed
+                config::Kind::Crossfeed
             };
-            crate::parts::peers::PeerName::parse(entry, kind)
+            config::PeerName::parse(entry, kind)
                 .map(|_| ())
                 .map_err(|e| format!("{e:#}"))
         }

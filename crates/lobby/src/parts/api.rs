@@ -314,7 +314,7 @@ impl Publisher {
     /// The configured peers in configuration order, each with its engine traffic
     /// when its name resolved; then any engine link no name accounts for.
     fn links(&self, engine: &[relay::LinkView], clock: &Clock) -> Vec<Link> {
-        use crate::parts::peers::Kind;
+        use config::Kind;
         let Some(peers) = &self.sources.peers else {
             return engine.iter().map(|l| api::relays::link(l, clock)).collect();
         };

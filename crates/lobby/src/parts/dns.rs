@@ -2,10 +2,10 @@
 //! zone served with hickory-server (UDP and TCP), RFC 2136 push to an operator's
 //! primary server, and `mpservers.xml` for the HTTP listener.
 
-use crate::config::{DirectorySection, DnsSection, RelayEntry};
 use crate::lifecycle::{listening, Stop, Supervisor};
 use anyhow::{bail, Context, Result};
 use base64::Engine as _;
+use config::{DirectorySection, DnsSection, RelayEntry};
 use directory::probe::{Ping, DIRECTORY_CALLSIGN};
 use directory::push::{self as dpush, Due, Outgoing, PushError, Schedule, Timing};
 use directory::stats::{Counter, Stats};
@@ -672,7 +672,7 @@ impl AxfrAccess {
         let allow = dns
             .axfr_allow
             .iter()
-            .map(|s| crate::config::net(s).with_context(|| format!("dns.axfr_allow {s:?}")))
+            .map(|s| config::net(s).with_context(|| format!("dns.axfr_allow {s:?}")))
             .collect::<Result<Vec<_>>>()?;
         let keys = if dns.axfr_tsig_key_name.is_empty() {
             if !dns.axfr_tsig_secret.is_empty() {
@@ -937,7 +937,7 @@ impl DnsServer {
         let listen: Vec<SocketAddr> = dns
             .listen
             .iter()
-            .map(|s| crate::config::listen_addr(s))
+            .map(|s| config::listen_addr(s))
             .collect::<Result<_>>()?;
         let interval = Duration::from_secs_f64(dir.probe_interval.clamp(0.1, 86_400.0));
         let timeout = Duration::from_secs_f64(dir.probe_timeout.clamp(0.05, 60.0));

@@ -9,6 +9,7 @@
 use crate::lifecycle::{lock, Stop, Supervisor};
 use crate::parts::pilot_feed::Batch;
 use anyhow::Result;
+use config::HistoryOptions;
 use flightlog::flights::{Fix, Flights, Op, Report};
 use flightlog::store::{ServerSample, Store};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -27,19 +28,6 @@ const FLUSH_EVERY: Duration = Duration::from_secs(1);
 const ID_BLOCK: i64 = 1000;
 /// How often retention runs.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
-
-/// What `[history]` configured.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HistoryOptions {
-    /// `sqlite:PATH` or `postgres://...`.
-    pub database_url: String,
-    /// How long flights and samples are kept.
-    pub retention: Duration,
-    /// Inputs waiting, at most.
-    pub queue: usize,
-    /// Between samples of the master's servers.
-    pub server_sample_interval: Duration,
-}
 
 /// One input of the writer.
 #[derive(Debug)]

@@ -26,6 +26,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use config::Limits;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::collections::HashMap;
@@ -86,46 +87,6 @@ impl Streaming {
 
     fn is_on(&self) -> bool {
         self.0.load(Ordering::Relaxed)
-    }
-}
-
-/// What a stranger can make the HTTP server hold, and for how long (`[http]`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Connections open at once, over every listener.
-    pub max_connections: usize,
-    /// Connections open at once from one IPv4 address or IPv6 /64.
-    pub max_connections_per_ip: usize,
-    /// From when the server waits for a request head until the head is complete.
-    pub header_read_timeout: Duration,
-    /// No byte read or written for this long closes the connection.
-    pub idle_timeout: Duration,
-    /// A handler's answer, at most (then 408).
-    pub request_timeout: Duration,
-    /// A connection's whole life, at most (then it is closed after the response in
-    /// flight, which gets `idle_timeout` more).
-    pub connection_timeout: Duration,
-    /// Request line and headers, bytes (then 431).
-    pub max_header_bytes: usize,
-    /// Request body, bytes (then 413).
-    pub max_request_bytes: usize,
-    /// Pilot streams open at once.
-    pub max_streams: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_connections: 512,
-            max_connections_per_ip: 16,
-            header_read_timeout: Duration::from_secs(10),
-            idle_timeout: Duration::from_secs(5),
-            request_timeout: Duration::from_secs(10),
-            connection_timeout: Duration::from_secs(60),
-            max_header_bytes: 8192,
-            max_request_bytes: 4096,
-            max_streams: 64,
-        }
     }
 }
 

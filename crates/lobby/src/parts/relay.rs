@@ -1,9 +1,10 @@
 //! The relay part: [`relay::Engine`] served over UDP, and the telnet pilot list.
 
 use crate::lifecycle::{listening, lock, tcp_listener, Stop, Supervisor};
-use crate::parts::peers::{resolve_loop, PeerName, PeerState, Peers};
+use crate::parts::peers::{resolve_loop, PeerState, Peers};
 use crate::udp_worker::{self, Workers};
 use anyhow::Result;
+use config::{PeerOptions, TelnetOptions};
 use relay::stats::add;
 use relay::{Engine, Stats};
 use std::collections::HashMap;
@@ -17,26 +18,6 @@ use tokio::net::TcpListener;
 const TELNET_SNAPSHOT_AGE: Duration = Duration::from_secs(1);
 /// A telnet client has this long to take the whole list.
 const TELNET_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// The telnet listener's addresses and limits.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TelnetOptions {
-    /// TCP addresses; empty disables telnet.
-    pub addrs: Vec<SocketAddr>,
-    /// Connections served at once, in total.
-    pub max_connections: usize,
-    /// Connections served at once per source IPv4 address or IPv6 /64.
-    pub max_per_ip: usize,
-}
-
-/// The relay peers and crossfeed targets by name, and how often names are resolved again.
-#[derive(Debug, Clone)]
-pub struct PeerOptions {
-    /// Relays and crossfeed targets, `host:port`.
-    pub names: Vec<PeerName>,
-    /// Seconds between two resolutions of a name that resolves.
-    pub refresh: Duration,
-}
 
 /// A running relay.
 pub struct RelayServer {
@@ -52,7 +33,7 @@ pub struct RelayServer {
 #[derive(Default)]
 pub struct Recorders {
     /// Report to this tracker, as fgms does.
-    pub tracker: Option<crate::parts::tracker_client::TrackerOptions>,
+    pub tracker: Option<config::TrackerOptions>,
     /// Other subscribers of the pilot feed (the flight log).
     pub feeds: Vec<tokio::sync::mpsc::Sender<Arc<crate::parts::pilot_feed::Batch>>>,
 }

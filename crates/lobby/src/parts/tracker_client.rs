@@ -18,7 +18,8 @@
 use crate::lifecycle::Stop;
 use crate::parts::pilot_feed::{Batch, PilotFix, Session};
 use anyhow::{Context, Result};
-use std::path::{Path, PathBuf};
+use config::TrackerOptions;
+use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -35,24 +36,6 @@ const PASSWD: &str = "test";
 pub const POSITION_LINES: usize = 500;
 /// A connection attempt, and a write, give up after this.
 const IO_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// What `[relay] tracker*` configured.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrackerOptions {
-    /// `host:port` as configured (resolved at every attempt).
-    pub target: String,
-    /// Sent in the identification line.
-    pub fqdn: String,
-    /// The relay's name, sent in the identification line.
-    pub server_name: String,
-    /// Messages kept while the tracker is away.
-    pub max_queue: usize,
-    /// Where the backlog is kept across restarts.
-    pub queue_file: Option<PathBuf>,
-    /// A secret shared with a lobby tracker (sent in the first message, which
-    /// fgtracker discards); empty: none.
-    pub secret: String,
-}
 
 /// The CONNECT/DISCONNECT line of one session.
 pub fn session_line(s: &Session) -> Line {

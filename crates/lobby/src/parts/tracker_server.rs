@@ -16,8 +16,8 @@
 use crate::lifecycle::{listening, tcp_listener, Stop, Supervisor};
 use crate::parts::history::{History, Input};
 use anyhow::Result;
+use config::AllowedRelay;
 use flightlog::flights::{Fix, Report};
-use ipnet::IpNet;
 use master::challenge::constant_time_eq;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -69,17 +69,6 @@ impl TrackerStats {
             ("relays_connected", g(&self.relays_connected)),
         ]
     }
-}
-
-/// One relay allowed to report (`[[tracker.relay]]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowedRelay {
-    /// The name its flights are recorded under.
-    pub name: String,
-    /// Where it connects from.
-    pub net: IpNet,
-    /// The secret its first message must carry (lobby to lobby), if any.
-    pub secret: Option<String>,
 }
 
 /// Why an identification is refused.

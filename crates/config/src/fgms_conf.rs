@@ -7,7 +7,7 @@
 //! pairs. Keys fgms knows but lobby does not need (tracker, admin CLI, log file,
 //! daemon) are accepted and reported as ignored; any other key is an error.
 
-use crate::config::RelaySection;
+use crate::RelaySection;
 use anyhow::{bail, Context, Result};
 
 /// What reading the file produced.

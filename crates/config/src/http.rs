@@ -1,0 +1,136 @@
+//! `[http]`: the HTTP listener every part shares, and what a stranger can make it hold.
+use crate::listen_addr;
+use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Largest `max_connections` (tokio's `Semaphore::MAX_PERMITS`, which counts them).
+const MAX_CONNECTIONS: usize = usize::MAX >> 3;
+
+/// What a stranger can make the HTTP server hold, and for how long (`[http]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at once, over every listener.
+    pub max_connections: usize,
+    /// Connections open at once from one IPv4 address or IPv6 /64.
+    pub max_connections_per_ip: usize,
+    /// From when the server waits for a request head until the head is complete.
+    pub header_read_timeout: Duration,
+    /// No byte read or written for this long closes the connection.
+    pub idle_timeout: Duration,
+    /// A handler's answer, at most (then 408).
+    pub request_timeout: Duration,
+    /// A connection's whole life, at most (then it is closed after the response in
+    /// flight, which gets `idle_timeout` more).
+    pub connection_timeout: Duration,
+    /// Request line and headers, bytes (then 431).
+    pub max_header_bytes: usize,
+    /// Request body, bytes (then 413).
+    pub max_request_bytes: usize,
+    /// Pilot streams open at once.
+    pub max_streams: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_connections: 512,
+            max_connections_per_ip: 16,
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(10),
+            connection_timeout: Duration::from_secs(60),
+            max_header_bytes: 8192,
+            max_request_bytes: 4096,
+            max_streams: 64,
+        }
+    }
+}
+
+/// The `[http]` table: where to listen, and what a stranger can make the server
+/// hold (every limit has a default that suits a public server).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HttpSection {
+    /// TCP addresses to serve HTTP on; empty disables HTTP.
+    pub listen: Vec<String>,
+    /// Connections open at once over every address; past it a connection gets `503`.
+    pub max_connections: usize,
+    /// Connections open at once from one IPv4 address or IPv6 /64.
+    pub max_connections_per_ip: usize,
+    /// Seconds from when the server waits for a request head (on a new or a kept-alive
+    /// connection) until the head is complete; a slower client is cut off.
+    pub header_read_timeout: f64,
+    /// Seconds without a byte read or written before a connection is closed (idle
+    /// keep-alive connections, silent clients, clients that stop reading).
+    pub idle_timeout: f64,
+    /// Seconds a request may take to answer (then 408).
+    pub request_timeout: f64,
+    /// Seconds a connection may live in all (then it is closed after its response).
+    pub connection_timeout: f64,
+    /// Largest request line and headers, bytes (then 431).
+    pub max_header_bytes: usize,
+    /// Largest request body, bytes (then 413).
+    pub max_request_bytes: usize,
+    /// `/api/pilots/stream` connections open at once (then 503); each also counts
+    /// against `max_connections`.
+    pub max_streams: usize,
+}
+
+impl Default for HttpSection {
+    fn default() -> Self {
+        let d = Limits::default();
+        HttpSection {
+            listen: vec![],
+            max_connections: d.max_connections,
+            max_connections_per_ip: d.max_connections_per_ip,
+            header_read_timeout: d.header_read_timeout.as_secs_f64(),
+            idle_timeout: d.idle_timeout.as_secs_f64(),
+            request_timeout: d.request_timeout.as_secs_f64(),
+            connection_timeout: d.connection_timeout.as_secs_f64(),
+            max_header_bytes: d.max_header_bytes,
+            max_request_bytes: d.max_request_bytes,
+            max_streams: d.max_streams,
+        }
+    }
+}
+
+impl HttpSection {
+    /// The listen addresses.
+    pub fn listen_addrs(&self) -> Result<Vec<SocketAddr>> {
+        self.listen.iter().map(|s| listen_addr(s)).collect()
+    }
+
+    /// The limits, checked.
+    pub fn limits(&self) -> Result<Limits> {
+        let secs = |v: f64, key: &str| crate::seconds(v, &format!("http.{key}"), 86400.0);
+        for (key, v, min) in [
+            ("max_connections", self.max_connections, 1),
+            ("max_connections_per_ip", self.max_connections_per_ip, 1),
+            ("max_header_bytes", self.max_header_bytes, 256),
+            ("max_streams", self.max_streams, 1),
+        ] {
+            if v < min {
+                bail!("http.{key} must be at least {min}, got {v}");
+            }
+        }
+        if self.max_connections > MAX_CONNECTIONS {
+            bail!(
+                "http.max_connections is too large: {}",
+                self.max_connections
+            );
+        }
+        Ok(Limits {
+            max_connections: self.max_connections,
+            max_connections_per_ip: self.max_connections_per_ip,
+            header_read_timeout: secs(self.header_read_timeout, "header_read_timeout")?,
+            idle_timeout: secs(self.idle_timeout, "idle_timeout")?,
+            request_timeout: secs(self.request_timeout, "request_timeout")?,
+            connection_timeout: secs(self.connection_timeout, "connection_timeout")?,
+            max_header_bytes: self.max_header_bytes,
+            max_request_bytes: self.max_request_bytes,
+            max_streams: self.max_streams,
+        })
+    }
+}

@@ -1,0 +1,75 @@
+//! `[tracker]`: the tracker server relays report to.
+use crate::{listen_addr, net};
+use anyhow::{bail, Context, Result};
+use ipnet::IpNet;
+use serde::Deserialize;
+use std::net::SocketAddr;
+
+/// One relay allowed to report (`[[tracker.relay]]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowedRelay {
+    /// The name its flights are recorded under.
+    pub name: String,
+    /// Where it connects from.
+    pub net: IpNet,
+    /// The secret its first message must carry (lobby to lobby), if any.
+    pub secret: Option<String>,
+}
+
+/// One relay allowed to report to the tracker server.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TrackerRelay {
+    /// The name its flights are recorded under (sent back as `IDENTIFIED <name>`).
+    pub name: String,
+    /// IP or CIDR it connects from.
+    pub address: String,
+    /// A secret it must send (a lobby relay's `tracker_secret`); empty: none, as
+    /// fgms cannot send one.
+    #[serde(default)]
+    pub secret: String,
+}
+
+/// The `[tracker]` table.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct TrackerSection {
+    /// TCP addresses to accept relays' tracker connections on; empty: none.
+    pub listen: Vec<String>,
+    /// The relays allowed to report (`[[tracker.relay]]` with `name` and `address`);
+    /// any other source is refused and logged.
+    pub relay: Vec<TrackerRelay>,
+}
+
+impl TrackerSection {
+    /// The listen addresses.
+    pub fn listen_addrs(&self) -> Result<Vec<SocketAddr>> {
+        self.listen.iter().map(|s| listen_addr(s)).collect()
+    }
+
+    /// The allowed relays, checked.
+    pub fn allowed(&self) -> Result<Vec<AllowedRelay>> {
+        self.relay
+            .iter()
+            .map(|r| {
+                if r.name.is_empty() || r.name.contains(char::is_whitespace) {
+                    bail!("tracker.relay name {:?} must be one word", r.name);
+                }
+                if r.secret
+                    .chars()
+                    .any(|c| c.is_whitespace() || c.is_control())
+                {
+                    bail!(
+                        "tracker.relay {:?}: the secret must be one word of printable characters",
+                        r.name
+                    );
+                }
+                Ok(AllowedRelay {
+                    name: r.name.clone(),
+                    net: net(&r.address).with_context(|| format!("tracker.relay {:?}", r.name))?,
+                    secret: (!r.secret.is_empty()).then(|| r.secret.clone()),
+                })
+            })
+            .collect()
+    }
+}
