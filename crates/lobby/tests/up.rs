@@ -88,5 +88,5 @@ fn up_starts_every_part_and_says_where_it_listens() {
 }
 
 fn lobby_default() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/default.toml")).unwrap()
+    config::EMBEDDED_DEFAULT.to_string()
 }
