@@ -24,8 +24,8 @@ fn record(c: &mut Criterion) {
             }
         })
     });
-    let handle = lobby::parts::metrics::install().expect("the recorder installs");
-    let h = metrics::histogram!(lobby::parts::metrics::RELAY_FANOUT);
+    let handle = lobby::recorder::install().expect("the recorder installs");
+    let h = metrics::histogram!(lobby::recorder::RELAY_FANOUT);
     g.bench_function("prometheus recorder (64 datagrams)", |b| {
         let mut batches = 0u64;
         b.iter(|| {

@@ -1,8 +1,14 @@
-//! The `lobby` binary's commands and parts, as a library so that the integration
-//! tests and benchmarks can reach them. `main.rs` only parses the command line and
-//! dispatches; the configuration is the `config` crate.
+//! The `lobby` binary's commands, services and HTTP layer, as a library so that the
+//! integration tests and benchmarks can reach them. `main.rs` only parses the command
+//! line and dispatches; the configuration is the `config` crate.
+//!
+//! The modules stack without cycles (checked by `tests/layout.rs`): `commands` use
+//! `http` and `services`; `http` uses `services`; `services` use `lifecycle`,
+//! `udp_worker` and `recorder`; nothing below `http` imports from it.
 
 pub mod commands;
+pub mod http;
 pub mod lifecycle;
-pub mod parts;
+pub mod recorder;
+pub mod services;
 pub mod udp_worker;

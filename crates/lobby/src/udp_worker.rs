@@ -34,7 +34,7 @@ impl Replies {
     /// Records into the histogram `name` the replies to the datagrams `of` accepts;
     /// `None` when no metrics recorder runs (nothing would be recorded).
     pub fn new(name: &'static str, of: fn(&[u8]) -> bool) -> Option<Replies> {
-        crate::parts::metrics::installed().then(|| Replies {
+        crate::recorder::installed().then(|| Replies {
             histogram: metrics::histogram!(name),
             of,
         })

@@ -11,7 +11,7 @@
 mod common;
 
 use common::*;
-use lobby::parts::metrics::{
+use lobby::http::metrics::{
     dns_series, history_series, http_series, master_series, relay_series, tracker_series, Series,
 };
 use serde_json::Value;

@@ -3,12 +3,12 @@
 //! serves until SIGTERM/SIGINT (SIGHUP reloads the configuration and keeps all state)
 //! or until a part fails, then stops everything through the same supervisor.
 
+use crate::http::{HttpServer, Sources};
 use crate::lifecycle::{Signal, Signals, Supervisor};
-use crate::parts::dns::DnsServer;
-use crate::parts::http::{HttpServer, Sources};
-use crate::parts::master::MasterServer;
-use crate::parts::relay::RelayServer;
-use crate::parts::sim::{Fleet, FleetSpec};
+use crate::services::dns::DnsServer;
+use crate::services::master::MasterServer;
+use crate::services::relay::RelayServer;
+use crate::services::sim::{Fleet, FleetSpec};
 use crate::udp_worker::{Replies, Workers};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -404,8 +404,8 @@ struct Backbone {
     dns: Option<DnsServer>,
     http: Option<HttpServer>,
     sim: Option<Fleet>,
-    tracker: Option<crate::parts::tracker_server::TrackerServer>,
-    history: Option<crate::parts::history::History>,
+    tracker: Option<crate::services::tracker::server::TrackerServer>,
+    history: Option<crate::services::history::History>,
 }
 
 impl Backbone {
@@ -415,19 +415,19 @@ impl Backbone {
     async fn start(
         f: &config::File,
         parts: Parts,
-        admin: &Arc<crate::parts::admin::Admin>,
+        admin: &Arc<crate::http::admin::Admin>,
     ) -> Result<Backbone> {
         let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
         let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;
         let sup = Supervisor::new();
-        let ready = crate::parts::api::Readiness::default();
+        let ready = crate::http::snapshot::Readiness::default();
         let http_addrs = f.http.listen_addrs()?;
         if parts.http && !http_addrs.is_empty() {
             // Before the parts start, so that their workers' histograms record.
-            crate::parts::metrics::install();
+            crate::recorder::install();
         }
         let history = match f.history.options()? {
-            Some(o) => Some(crate::parts::history::History::start(&sup, o).await?),
+            Some(o) => Some(crate::services::history::History::start(&sup, o).await?),
             None => None,
         };
         let relay = match relay_cfg {
@@ -451,7 +451,7 @@ impl Backbone {
         }
         let tracker_listen = f.tracker.listen_addrs()?;
         let tracker = if parts.tracker && !tracker_listen.is_empty() {
-            Some(crate::parts::tracker_server::TrackerServer::start(
+            Some(crate::services::tracker::server::TrackerServer::start(
                 &sup,
                 &tracker_listen,
                 f.tracker.allowed()?,
@@ -584,13 +584,13 @@ async fn start_relay(
     sup: &Supervisor,
     f: &config::File,
     cfg: relay::Config,
-    history: Option<&crate::parts::history::History>,
+    history: Option<&crate::services::history::History>,
 ) -> Result<RelayServer> {
     let workers = Workers {
         per_addr: f.relay.workers(),
         realtime_priority: f.relay.realtime_priority,
         // Every datagram: the copies sent for it.
-        replies: Replies::new(crate::parts::metrics::RELAY_FANOUT, |_| true),
+        replies: Replies::new(crate::recorder::RELAY_FANOUT, |_| true),
     };
     RelayServer::start(
         sup,
@@ -599,7 +599,7 @@ async fn start_relay(
         &f.relay.listen_addrs()?,
         f.relay.telnet_options()?,
         workers,
-        crate::parts::relay::Recorders {
+        crate::services::relay::Recorders {
             tracker: f.relay.tracker_options()?,
             feeds: history
                 .map(|h| vec![h.feed(sup, f.relay.name.clone())])
@@ -668,7 +668,7 @@ async fn start_sim(sup: &Supervisor, f: &config::File, master: &MasterServer) ->
 async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<ExitCode> {
     let mut signals = Signals::install()?;
     let file = read()?;
-    let admin = crate::parts::admin::Admin::load(&file)?;
+    let admin = crate::http::admin::Admin::load(&file)?;
     let backbone = Backbone::start(&admin.effective(), parts, &admin).await?;
     tracing::info!("serving; SIGHUP reloads the configuration, SIGTERM stops");
     let code = loop {
@@ -698,9 +698,9 @@ async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<
 }
 
 /// Re-reads the configuration and applies it with the admin API's run-time changes
-/// over it (`parts::admin`).
+/// over it (`http::admin`).
 async fn reload(
-    admin: &crate::parts::admin::Admin,
+    admin: &crate::http::admin::Admin,
     backbone: &Backbone,
     read: &impl Fn() -> Result<config::File>,
 ) -> Result<()> {

@@ -1,8 +1,8 @@
-//! `lobby sim`: a fleet of simulated Xash3D FWGS servers (the `parts::sim` part)
+//! `lobby sim`: a fleet of simulated Xash3D FWGS servers (the `services::sim` part)
 //! registered with the given masters, until SIGTERM or Ctrl-C.
 
 use crate::lifecycle::{Signals, Supervisor};
-use crate::parts::sim::{Fleet, FleetSpec};
+use crate::services::sim::{Fleet, FleetSpec};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -15,13 +15,11 @@
 //! mapping from `/stats` keys to families is [`relay_series`], [`master_series`],
 //! [`dns_series`] and [`http_series`], and a test checks that every key has one.
 
+use crate::http::Sources;
 use crate::lifecycle::lock;
-use crate::parts::http::Sources;
+use crate::recorder::{DNS_PROBE_RTT, HTTP_REQUEST_TIME, MASTER_SCAN_PAGES, RELAY_FANOUT};
 use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
-use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use std::collections::HashMap;
-use std::sync::OnceLock;
-use std::time::Duration;
 
 /// A metric family's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,15 +47,6 @@ const fn fam(name: &'static str, kind: Kind, help: &'static str) -> Family {
 }
 
 use Kind::{Counter as C, Gauge as G, Histogram as H};
-
-/// Relay fan-out: datagrams sent per datagram received.
-pub const RELAY_FANOUT: &str = "lobby_relay_fanout_datagrams";
-/// Master scan reply pages per scan request.
-pub const MASTER_SCAN_PAGES: &str = "lobby_master_scan_reply_pages";
-/// DNS prober round trip to a relay.
-pub const DNS_PROBE_RTT: &str = "lobby_dns_probe_rtt_seconds";
-/// HTTP request time until the response head.
-pub const HTTP_REQUEST_TIME: &str = "lobby_http_request_duration_seconds";
 
 /// Every family `/metrics` exposes.
 pub const FAMILIES: &[Family] = &[
@@ -608,97 +597,20 @@ pub fn family(name: &str) -> Option<&'static Family> {
     FAMILIES.iter().find(|f| f.name == name)
 }
 
-/// Bucket bounds of each histogram.
-const BUCKETS: &[(&str, &[f64])] = &[
-    (
-        RELAY_FANOUT,
-        &[
-            0.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 1024.0, 4096.0, 16384.0,
-        ],
-    ),
-    (
-        MASTER_SCAN_PAGES,
-        &[
-            0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0, 64.0, 128.0,
-        ],
-    ),
-    (
-        DNS_PROBE_RTT,
-        &[
-            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
-        ],
-    ),
-    (
-        HTTP_REQUEST_TIME,
-        &[
-            0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
-        ],
-    ),
-];
-
-/// The global recorder's handle; installed on first use. `None` if another
-/// recorder was installed first (then nothing is recorded and `/metrics` says so).
-static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
-
-/// Installs the process's Prometheus recorder (once; later calls return the same
-/// handle). Call it before the parts start, so that their histograms record.
-pub fn install() -> Option<&'static PrometheusHandle> {
-    HANDLE
-        .get_or_init(|| {
-            let mut b = PrometheusBuilder::new();
-            for (name, bounds) in BUCKETS {
-                b = match b.set_buckets_for_metric(Matcher::Full((*name).to_string()), bounds) {
-                    Ok(b) => b,
-                    Err(e) => {
-                        tracing::error!(metric = name, error = %e, "bad histogram buckets");
-                        return None;
-                    }
-                };
-            }
-            match b.install_recorder() {
-                Ok(h) => {
-                    describe();
-                    Some(h)
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot install the metrics recorder; /metrics stays empty");
-                    None
-                }
-            }
-        })
-        .as_ref()
-}
-
-/// Whether a recorder is installed (histograms record).
-pub fn installed() -> bool {
-    HANDLE.get().is_some_and(Option::is_some)
-}
-
+/// Describes every family to the recorder (once: the first scrape does it).
 fn describe() {
-    for f in FAMILIES {
-        let unit = f.name.ends_with("_seconds").then_some(Unit::Seconds);
-        match (f.kind, unit) {
-            (Kind::Counter, _) => describe_counter!(f.name, f.help),
-            (Kind::Gauge, _) => describe_gauge!(f.name, f.help),
-            (Kind::Histogram, Some(u)) => describe_histogram!(f.name, u, f.help),
-            (Kind::Histogram, None) => describe_histogram!(f.name, f.help),
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        for f in FAMILIES {
+            let unit = f.name.ends_with("_seconds").then_some(Unit::Seconds);
+            match (f.kind, unit) {
+                (Kind::Counter, _) => describe_counter!(f.name, f.help),
+                (Kind::Gauge, _) => describe_gauge!(f.name, f.help),
+                (Kind::Histogram, Some(u)) => describe_histogram!(f.name, u, f.help),
+                (Kind::Histogram, None) => describe_histogram!(f.name, f.help),
+            }
         }
-    }
-}
-
-/// Drains recorded observations into the histograms' buckets now and then, so their
-/// memory stays bounded when nobody scrapes (`metrics-exporter-prometheus` leaves it
-/// to the caller).
-pub async fn upkeep(stop: crate::lifecycle::Stop) -> anyhow::Result<()> {
-    let Some(h) = install() else {
-        return Ok(());
-    };
-    loop {
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_secs(5)) => h.run_upkeep(),
-            _ = stop.stopped() => return Ok(()),
-        }
-    }
+    });
 }
 
 /// Sets one series to `value`.
@@ -754,7 +666,8 @@ pub fn top_gamedirs<'a>(gamedirs: &[&'a str]) -> Vec<(String, u64)> {
 /// Sets every counter and gauge from the engines and `scrape`, then renders the
 /// exposition. `None`: no recorder (another one was installed).
 pub fn render(sources: &Sources, scrape: Scrape<'_>) -> Option<String> {
-    let h = install()?;
+    let h = crate::recorder::install()?;
+    describe();
     metrics::gauge!("lobby_build_info", "version" => env!("CARGO_PKG_VERSION")).set(1.0);
     if let Some(r) = &sources.relay {
         let stats = lock(r).stats().clone();
@@ -825,9 +738,9 @@ mod tests {
         let relay_keys = relay::Stats::default().snapshot();
         let master_keys = master::Stats::default().snapshot();
         let dns_keys = directory::stats::Stats::default().snapshot();
-        let history_keys = crate::parts::history::HistoryStats::default().snapshot();
-        let tracker_keys = crate::parts::tracker_server::TrackerStats::default().snapshot();
-        let admin_keys = crate::parts::admin::AdminStats::default().snapshot();
+        let history_keys = crate::services::history::HistoryStats::default().snapshot();
+        let tracker_keys = crate::services::tracker::server::TrackerStats::default().snapshot();
+        let admin_keys = crate::http::admin::AdminStats::default().snapshot();
         let all = relay_keys
             .iter()
             .map(|(k, _)| relay_series(k))
@@ -864,7 +777,7 @@ mod tests {
             );
             assert!(!f.help.is_empty());
         }
-        for (name, bounds) in BUCKETS {
+        for (name, bounds) in crate::recorder::BUCKETS {
             assert_eq!(
                 family(name).map(|f| f.kind),
                 Some(Kind::Histogram),

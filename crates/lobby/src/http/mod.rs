@@ -1,7 +1,7 @@
 //! The HTTP listener shared by every part: the Xash3D engine's static server list
 //! (`GET /v1/servers/<gamedir>`) from a snapshot of the master's table, `/stats`,
-//! `/metrics` (`parts::metrics`), the JSON API (`parts::api`) and the page
-//! (`parts::web`).
+//! `/metrics` (`parts::metrics`), the JSON API (`http::snapshot`) and the page
+//! (`http::routes::web`).
 //!
 //! Hardened for the public internet with library settings only:
 //! - hyper's header-read timer (`header_read_timeout`: a request head, on a fresh
@@ -17,6 +17,11 @@
 //!   connection past either is answered `503` and closed at once.
 //!
 //! Every refusal and every timeout is counted in `/stats` under `http`.
+
+pub mod admin;
+pub mod metrics;
+pub mod routes;
+pub mod snapshot;
 
 use crate::lifecycle::{listening, lock, tcp_listener, Stop, Supervisor};
 use anyhow::Result;
@@ -60,17 +65,17 @@ pub struct Sources {
     /// Worker restarts per part (see `lifecycle`).
     pub restarts: Option<crate::lifecycle::RestartCounts>,
     /// The relay's configured peer names and their addresses.
-    pub peers: Option<Arc<Mutex<crate::parts::peers::PeerState>>>,
+    pub peers: Option<Arc<Mutex<crate::services::relay::peers::PeerState>>>,
     /// The master's listed servers' names, when it asks for them.
-    pub names: Option<crate::parts::server_names::Names>,
+    pub names: Option<crate::services::master::names::Names>,
     /// The flight log, when this process keeps one.
-    pub history: Option<crate::parts::history::History>,
+    pub history: Option<crate::services::history::History>,
     /// The tracker server's counters, when it runs here.
-    pub tracker: Option<Arc<crate::parts::tracker_server::TrackerStats>>,
+    pub tracker: Option<Arc<crate::services::tracker::server::TrackerStats>>,
     /// Each part's readiness (`/readyz`).
-    pub ready: crate::parts::api::Readiness,
+    pub ready: crate::http::snapshot::Readiness,
     /// The admin API (`/api/admin/`), answering 404 while it is off.
-    pub admin: Option<Arc<crate::parts::admin::Admin>>,
+    pub admin: Option<Arc<crate::http::admin::Admin>>,
 }
 
 /// Put in every request's extensions: a handler that answers with a long-lived
@@ -250,7 +255,7 @@ struct App {
     sources: Sources,
     stats: Arc<HttpStats>,
     lists: Arc<ListCache>,
-    publisher: Arc<crate::parts::api::Publisher>,
+    publisher: Arc<crate::http::snapshot::Publisher>,
 }
 
 async fn servers(State(app): State<App>, Path(gamedir): Path<String>) -> Response {
@@ -349,13 +354,13 @@ async fn metrics(State(app): State<App>) -> Response {
         let up = snap.published().iter().filter(|r| r.up).count();
         (up, snap.published().len() - up)
     });
-    let scrape = crate::parts::metrics::Scrape {
+    let scrape = crate::http::metrics::Scrape {
         http: app.stats.counters(),
         open_streams: app.publisher.open_streams(),
         gamedirs,
         relays_up,
     };
-    match crate::parts::metrics::render(&app.sources, scrape) {
+    match crate::http::metrics::render(&app.sources, scrape) {
         Some(text) => (
             [(
                 header::CONTENT_TYPE,
@@ -458,12 +463,12 @@ type Handler =
 fn handler(app: App, limits: &Limits) -> Handler {
     let counters = app.stats.clone();
     let history = app.sources.history.clone();
-    let api = crate::parts::api::routes(crate::parts::api::ApiState {
+    let api = crate::http::snapshot::routes(crate::http::snapshot::ApiState {
         publisher: app.publisher.clone(),
     });
     let admin = app.sources.admin.clone().map(|admin| {
         let a = app.clone();
-        crate::parts::admin::routes(crate::parts::admin::AdminState {
+        crate::http::admin::routes(crate::http::admin::AdminState {
             admin,
             sources: app.sources.clone(),
             publisher: app.publisher.clone(),
@@ -478,12 +483,12 @@ fn handler(app: App, limits: &Limits) -> Handler {
         .route("/mpstatus/mpservers.xml", get(mpservers))
         .with_state(app)
         .merge(api)
-        .merge(crate::parts::history_api::routes(
-            crate::parts::history_api::HistoryState {
+        .merge(crate::http::routes::flights::routes(
+            crate::http::routes::flights::HistoryState {
                 history: history.clone(),
             },
         ))
-        .merge(crate::parts::web::routes());
+        .merge(crate::http::routes::web::routes());
     let router = match admin {
         Some(a) => router.merge(a),
         None => router,
@@ -506,8 +511,8 @@ fn handler(app: App, limits: &Limits) -> Handler {
                 .on_failure(())
                 .on_response(
                     |r: &hyper::Response<_>, took: Duration, _: &tracing::Span| {
-                        metrics::histogram!(
-                            crate::parts::metrics::HTTP_REQUEST_TIME,
+                        ::metrics::histogram!(
+                            crate::recorder::HTTP_REQUEST_TIME,
                             "code" => r.status().as_u16().to_string()
                         )
                         .record(took.as_secs_f64());
@@ -780,9 +785,9 @@ impl HttpServer {
         sources: Sources,
     ) -> Result<HttpServer> {
         let stats = Arc::new(HttpStats::default());
-        let publisher = crate::parts::api::Publisher::new(sources.clone(), limits.max_streams);
+        let publisher = crate::http::snapshot::Publisher::new(sources.clone(), limits.max_streams);
         sup.spawn_task("http", publisher.clone().run(sup.stop().clone()));
-        sup.spawn_task("http", crate::parts::metrics::upkeep(sup.stop().clone()));
+        sup.spawn_task("http", crate::recorder::upkeep(sup.stop().clone()));
         let app = App {
             sources,
             stats: stats.clone(),
@@ -851,7 +856,7 @@ mod tests {
 
     #[test]
     fn every_http_counter_has_a_metric_series_of_its_own() {
-        use crate::parts::metrics::{family, http_series};
+        use crate::http::metrics::{family, http_series};
         let mut seen = std::collections::HashSet::new();
         for (k, _) in HttpStats::default().counters() {
             let s = http_series(k);

@@ -5,8 +5,8 @@
 //! diff per snapshot, serialised once for every client), readiness, and the
 //! OpenAPI document generated from the handler types.
 
+use crate::http::{Sources, Streaming};
 use crate::lifecycle::lock;
-use crate::parts::http::{Sources, Streaming};
 use api::dns::DnsBody;
 use api::health::{HealthBody, PartStatus, ReadyBody};
 use api::pilots::{Pilot, PilotFilter, PilotsBody};
@@ -601,13 +601,13 @@ pub async fn readyz(State(s): State<ApiState>) -> Response {
         dns,
         healthz,
         readyz,
-        crate::parts::history_api::flights,
-        crate::parts::history_api::flight,
-        crate::parts::history_api::callsign,
-        crate::parts::history_api::server_history,
-        crate::parts::admin::show,
-        crate::parts::admin::add,
-        crate::parts::admin::delete
+        crate::http::routes::flights::flights,
+        crate::http::routes::flights::flight,
+        crate::http::routes::flights::callsign,
+        crate::http::routes::flights::server_history,
+        crate::http::admin::show,
+        crate::http::admin::add,
+        crate::http::admin::delete
     ),
     components(schemas(
         PilotsBody,

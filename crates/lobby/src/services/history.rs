@@ -7,7 +7,7 @@
 //! database. Retention deletes what ended before `retention_days`.
 
 use crate::lifecycle::{lock, Stop, Supervisor};
-use crate::parts::pilot_feed::Batch;
+use crate::services::feed::Batch;
 use anyhow::Result;
 use config::HistoryOptions;
 use flightlog::flights::{Fix, Flights, Op, Report};
@@ -86,7 +86,7 @@ pub struct History {
 }
 
 fn unix_now() -> i64 {
-    crate::parts::pilot_feed::unix_now() as i64
+    crate::services::feed::unix_now() as i64
 }
 
 impl History {
@@ -130,8 +130,7 @@ impl History {
 
     /// A pilot feed subscriber recording the local relay's pilots under `relay`.
     pub fn feed(&self, sup: &Supervisor, relay: String) -> mpsc::Sender<Arc<Batch>> {
-        let (tx, mut rx) =
-            mpsc::channel::<Arc<Batch>>(crate::parts::pilot_feed::SUBSCRIBER_BACKLOG);
+        let (tx, mut rx) = mpsc::channel::<Arc<Batch>>(crate::services::feed::SUBSCRIBER_BACKLOG);
         let me = self.clone();
         let stop = sup.stop().clone();
         sup.spawn_task("history", async move {
@@ -151,7 +150,7 @@ impl History {
         &self,
         sup: &Supervisor,
         master: Arc<Mutex<master::Engine>>,
-        names: Option<crate::parts::server_names::Names>,
+        names: Option<crate::services::master::names::Names>,
         every: Duration,
     ) {
         let me = self.clone();

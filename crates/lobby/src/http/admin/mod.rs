@@ -20,9 +20,9 @@
 //!   − deleted*; a SIGHUP re-reads the file and applies the same rule, so neither a
 //!   file edit nor a run-time change silently undoes the other.
 
+use crate::http::snapshot::error;
 use crate::lifecycle::lock;
-use crate::parts::api::error;
-use crate::parts::relay::RelayControl;
+use crate::services::relay::RelayControl;
 use anyhow::{bail, Context, Result};
 use api::admin::{
     ChangeBody, ChangeRequest, DeletedEntry, ListBody, ListEntry, TrackerBody, UptimeBody, User,
@@ -706,9 +706,9 @@ pub struct AdminState {
     /// The admin API's state.
     pub admin: Arc<Admin>,
     /// What the process runs.
-    pub sources: crate::parts::http::Sources,
+    pub sources: crate::http::Sources,
     /// The snapshots (relay links).
-    pub publisher: Arc<crate::parts::api::Publisher>,
+    pub publisher: Arc<crate::http::snapshot::Publisher>,
     /// `/stats` as JSON, now.
     pub stats: Arc<dyn Fn() -> serde_json::Value + Send + Sync>,
 }

@@ -2,8 +2,8 @@
 //! track as GeoJSON, a callsign's totals, a server's player history. Read straight
 //! from the store (SQLite or PostgreSQL), never from an engine.
 
-use crate::parts::api::error;
-use crate::parts::history::History;
+use crate::http::snapshot::error;
+use crate::services::history::History;
 use api::flights::{
     track_feature, AircraftTotals, CallsignBody, FlightBody, FlightEntry, FlightFilter,
     FlightsBody, Point, ServerHistoryBody, ServerSamplePoint,
@@ -41,7 +41,7 @@ fn failed(e: anyhow::Error) -> Response {
 }
 
 fn now() -> i64 {
-    crate::parts::pilot_feed::unix_now() as i64
+    crate::services::feed::unix_now() as i64
 }
 
 fn point(f: Fix) -> Point {
@@ -88,7 +88,7 @@ pub async fn flights(
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
 ) -> Response {
     let Some(h) = &s.history else { return no_log() };
-    let q = match crate::parts::api::parsed(q, FlightFilter::parse) {
+    let q = match crate::http::snapshot::parsed(q, FlightFilter::parse) {
         Ok(f) => f,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };

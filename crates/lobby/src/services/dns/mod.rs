@@ -1035,7 +1035,7 @@ async fn probe_all(
                 };
                 match ping_relay(&ping, a, timeout).await {
                     Ok(rtt) => {
-                        metrics::histogram!(crate::parts::metrics::DNS_PROBE_RTT)
+                        metrics::histogram!(crate::recorder::DNS_PROBE_RTT)
                             .record(rtt.as_secs_f64());
                         (i, Some(rtt))
                     }

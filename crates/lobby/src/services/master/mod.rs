@@ -1,7 +1,9 @@
 //! The master part: [`master::Engine`] served over UDP, with its state file.
 
+pub mod names;
+
 use crate::lifecycle::{lock, Stop, Supervisor};
-use crate::parts::server_names::{poll_loop, NameBook, Names};
+use crate::services::master::names::{poll_loop, NameBook, Names};
 use crate::udp_worker::{self, Replies, Workers};
 use anyhow::{bail, Context, Result};
 use master::state::{SavedState, STATE_VERSION};
@@ -213,7 +215,7 @@ impl MasterServer {
             per_addr: workers,
             realtime_priority: 0,
             // Scan requests: the list pages sent for each.
-            replies: Replies::new(crate::parts::metrics::MASTER_SCAN_PAGES, |d| {
+            replies: Replies::new(crate::recorder::MASTER_SCAN_PAGES, |d| {
                 d.starts_with(xash::master::ScanRequest::HEADER)
             }),
         };

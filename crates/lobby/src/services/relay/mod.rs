@@ -1,7 +1,9 @@
 //! The relay part: [`relay::Engine`] served over UDP, and the telnet pilot list.
 
+pub mod peers;
+
 use crate::lifecycle::{listening, lock, tcp_listener, Stop, Supervisor};
-use crate::parts::peers::{resolve_loop, PeerState, Peers};
+use crate::services::relay::peers::{resolve_loop, PeerState, Peers};
 use crate::udp_worker::{self, Workers};
 use anyhow::Result;
 use config::{PeerOptions, TelnetOptions};
@@ -35,7 +37,7 @@ pub struct Recorders {
     /// Report to this tracker, as fgms does.
     pub tracker: Option<config::TrackerOptions>,
     /// Other subscribers of the pilot feed (the flight log).
-    pub feeds: Vec<tokio::sync::mpsc::Sender<Arc<crate::parts::pilot_feed::Batch>>>,
+    pub feeds: Vec<tokio::sync::mpsc::Sender<Arc<crate::services::feed::Batch>>>,
 }
 
 impl RelayServer {
@@ -64,15 +66,15 @@ impl RelayServer {
         )));
         let state = Arc::new(Mutex::new(state));
         if let Some(t) = tracker {
-            let (tx, rx) = tokio::sync::mpsc::channel(crate::parts::pilot_feed::SUBSCRIBER_BACKLOG);
+            let (tx, rx) = tokio::sync::mpsc::channel(crate::services::feed::SUBSCRIBER_BACKLOG);
             feed_subscribers.push(tx);
             let stats = lock(&engine).stats().clone();
-            let task = crate::parts::tracker_client::run(rx, stats, t, sup.stop().clone());
+            let task = crate::services::tracker::client::run(rx, stats, t, sup.stop().clone());
             sup.spawn_task("relay-tracker", task);
         }
         if !feed_subscribers.is_empty() {
             let task =
-                crate::parts::pilot_feed::run(engine.clone(), feed_subscribers, sup.stop().clone());
+                crate::services::feed::run(engine.clone(), feed_subscribers, sup.stop().clone());
             sup.spawn_task("relay-feed", task);
         }
         let peers_changed = Arc::new(tokio::sync::Notify::new());

@@ -16,7 +16,7 @@
 //!   (30 s), as fgms.
 
 use crate::lifecycle::Stop;
-use crate::parts::pilot_feed::{Batch, PilotFix, Session};
+use crate::services::feed::{Batch, PilotFix, Session};
 use anyhow::{Context, Result};
 use config::TrackerOptions;
 use std::path::Path;

@@ -14,7 +14,7 @@
 //!   open flights end at their last position.
 
 use crate::lifecycle::{listening, tcp_listener, Stop, Supervisor};
-use crate::parts::history::{History, Input};
+use crate::services::history::{History, Input};
 use anyhow::Result;
 use config::AllowedRelay;
 use flightlog::flights::{Fix, Report};
