@@ -20,17 +20,9 @@ use std::time::{Duration, Instant};
 /// Slots per set.
 pub const WAYS: usize = 8;
 
-/// The key a client is counted under: an IPv4 address, or an IPv6 /64.
-pub fn source_key(ip: IpAddr) -> IpAddr {
-    match ip {
-        IpAddr::V4(_) => ip,
-        IpAddr::V6(v6) => {
-            let mut o = v6.octets();
-            o[8..].fill(0);
-            IpAddr::V6(o.into())
-        }
-    }
-}
+/// The key a client is counted under: an IPv4 address (IPv4-mapped IPv6 ones
+/// included), or an IPv6 /64; one definition for every part.
+pub use sansio::source_key;
 
 /// Decision for one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

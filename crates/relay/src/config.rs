@@ -2,7 +2,7 @@
 //! this is the validated result.
 
 use ipnet::IpNet;
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Another relay this one exchanges `SFGF` traffic with.
@@ -62,30 +62,5 @@ impl Default for Config {
     }
 }
 
-/// The unit a per-source limit counts in: an IPv4 address, or the /64 network of
-/// an IPv6 address (one subscriber's allocation; its interface ids are free to
-/// pick). IPv4-mapped IPv6 addresses count as their IPv4 address.
-pub fn source_key(ip: IpAddr) -> IpAddr {
-    match ip.to_canonical() {
-        IpAddr::V4(a) => IpAddr::V4(a),
-        IpAddr::V6(a) => {
-            let s = a.segments();
-            IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sources_are_ipv4_addresses_and_ipv6_64s() {
-        let k = |s: &str| source_key(s.parse().unwrap()).to_string();
-        assert_eq!(k("192.0.2.7"), "192.0.2.7");
-        assert_eq!(k("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::");
-        assert_eq!(k("2001:db8:1:2:ffff:1:2:3"), "2001:db8:1:2::");
-        assert_ne!(k("2001:db8:1:3::1"), k("2001:db8:1:2::1"));
-        assert_eq!(k("::ffff:192.0.2.7"), "192.0.2.7");
-    }
-}
+/// The unit a per-source limit counts in (one definition for every part).
+pub use sansio::source_key;

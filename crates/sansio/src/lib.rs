@@ -10,8 +10,10 @@
 
 pub mod net;
 mod outbox;
+mod source;
 
 pub use outbox::{Outbox, PayloadId, Transmit};
+pub use source::source_key;
 
 use std::net::SocketAddr;
 use std::time::Instant;

@@ -13,16 +13,25 @@
 //! - [`wake`]: [`Wake`], raised once to wake every thread waiting on a socket it
 //!   watches (a read shutdown of the socket), so a stop never waits for a read timeout.
 //!
+//! - [`limit`]: [`ConnLimiter`], the cap on open connections per source and in
+//!   total that every TCP listener uses.
+//! - [`file`]: [`atomic_write`], how every state file is replaced.
+//! - [`time`]: the wall clock (kernel timestamps, Unix seconds).
+//!
 //! Linux only (the servers' deployment target); where the batched calls are missing
 //! the code falls back to one `recvfrom`/`sendto` per datagram.
 
 pub mod addr;
+pub mod file;
+pub mod limit;
 pub mod options;
 pub mod recv;
 pub mod send;
 pub mod time;
 pub mod wake;
 
+pub use file::atomic_write;
+pub use limit::{ConnLimiter, Refusal, Slot};
 pub use options::{bind, bind_tcp, enable_timestamps, set_realtime_priority, BindOptions};
 pub use recv::{Ready, RecvBatch, SLOT_SIZE};
 pub use send::{Destinations, SendBatch};

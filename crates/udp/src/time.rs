@@ -19,3 +19,18 @@ pub fn ts_ns(ts: libc::timespec) -> i64 {
         .saturating_mul(1_000_000_000)
         .saturating_add(ts.tv_nsec as i64)
 }
+
+/// The current Unix time in whole seconds (0 before 1970: a clock set that far back
+/// is a broken clock, not a reason to fail).
+pub fn unix_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// The current Unix time in seconds, with fractions.
+pub fn unix_secs_f64() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
