@@ -12,6 +12,9 @@
 //!     socket, with an error log line and a count in `/stats` (their state lives in the
 //!     engine, not the thread, and their socket stays bound, so a dead worker would
 //!     silently leave a share of clients unanswered);
+//!   - short-lived tasks of a part (one per telnet connection, DNS probe or admin
+//!     change: [`Supervisor::tasks`]) are tracked too and waited for at shutdown; a
+//!     panic in one is logged with the part's name and ends only that task;
 //!   - every other part is a task ([`Supervisor::spawn_task`]: telnet, HTTP, DNS, the
 //!     prober, the pusher, the state saver, simulated servers) whose error or panic
 //!     *stops the process* cleanly (state is still saved) with the part's name and exit
@@ -22,6 +25,7 @@
 //! (see [`injected_panic`]).
 
 use anyhow::{Context, Result};
+use futures_util::FutureExt;
 use std::collections::{BTreeMap, HashSet};
 use std::future::Future;
 use std::io::Write;
@@ -32,6 +36,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 /// How long shutdown waits for the tasks to end before the rest are aborted (and logged).
 const TASK_GRACE: Duration = Duration::from_secs(5);
@@ -172,6 +177,8 @@ pub struct Supervisor {
             tokio::task::AbortHandle,
         )>,
     >,
+    /// Short-lived tasks ([`Tasks`]).
+    short: TaskTracker,
     failures_tx: mpsc::UnboundedSender<Failure>,
     failures_rx: tokio::sync::Mutex<mpsc::UnboundedReceiver<Failure>>,
     restarts: RestartCounts,
@@ -191,6 +198,7 @@ impl Supervisor {
             stop: Stop::new(),
             threads: Mutex::new(Vec::new()),
             tasks: Mutex::new(Vec::new()),
+            short: TaskTracker::new(),
             failures_tx,
             failures_rx: tokio::sync::Mutex::new(failures_rx),
             restarts: Arc::new(Mutex::new(BTreeMap::new())),
@@ -267,6 +275,14 @@ impl Supervisor {
         lock(&self.tasks).push((part.to_string(), watcher, abort));
     }
 
+    /// A handle that spawns short-lived tasks of `part` under this supervisor.
+    pub fn tasks(&self, part: &str) -> Tasks {
+        Tasks {
+            part: part.into(),
+            tracker: self.short.clone(),
+        }
+    }
+
     /// Resolves when a part fails in a way that stops the process.
     pub async fn failed(&self) -> Failure {
         match self.failures_rx.lock().await.recv().await {
@@ -291,6 +307,16 @@ impl Supervisor {
                 task.abort();
             }
         }
+        self.short.close();
+        if tokio::time::timeout_at(deadline, self.short.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                open = self.short.len(),
+                "short-lived tasks did not stop within {TASK_GRACE:?}; abandoned"
+            );
+        }
         let threads = std::mem::take(&mut *lock(&self.threads));
         let joined = tokio::task::spawn_blocking(move || {
             for (part, t) in threads {
@@ -300,6 +326,35 @@ impl Supervisor {
             }
         });
         let _ = joined.await;
+    }
+}
+
+/// Spawns the short-lived tasks of one part (a connection, a probe, a change) under
+/// the [`Supervisor`]; cheap to clone.
+#[derive(Clone)]
+pub struct Tasks {
+    part: Arc<str>,
+    tracker: TaskTracker,
+}
+
+impl Tasks {
+    /// Runs `task`; it should end by itself or when the stop signal is raised. A
+    /// panic is logged with the part's name, then reaches whoever awaits the handle.
+    pub fn spawn<T: Send + 'static>(
+        &self,
+        task: impl Future<Output = T> + Send + 'static,
+    ) -> tokio::task::JoinHandle<T> {
+        let part = self.part.clone();
+        self.tracker.spawn(async move {
+            match AssertUnwindSafe(task).catch_unwind().await {
+                Ok(v) => v,
+                Err(panic) => {
+                    let reason = panic_message(&*panic);
+                    tracing::error!(part = %part, %reason, "task panicked");
+                    std::panic::resume_unwind(panic)
+                }
+            }
+        })
     }
 }
 

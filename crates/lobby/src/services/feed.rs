@@ -9,7 +9,7 @@ use crate::lifecycle::{lock, Stop};
 use relay::{Engine, LocalPosition, SessionEvent};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 /// How often session events are taken.
@@ -70,13 +70,6 @@ pub struct Batch {
 pub fn unix_at(at: Instant, now: Instant, unix_now: f64) -> i64 {
     let ago = now.saturating_duration_since(at).as_secs_f64();
     (unix_now - ago).floor() as i64
-}
-
-/// Now, Unix seconds (fractional).
-pub fn unix_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// The session of one engine event.
@@ -154,7 +147,7 @@ pub async fn run(
         if events.is_empty() && !due {
             continue;
         }
-        let unix = unix_now();
+        let unix = udp::time::unix_secs_f64();
         for e in &events {
             tracing::debug!(event = ?e, "pilot session");
         }

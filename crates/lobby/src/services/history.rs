@@ -85,10 +85,6 @@ pub struct History {
     pub stats: Arc<HistoryStats>,
 }
 
-fn unix_now() -> i64 {
-    crate::services::feed::unix_now() as i64
-}
-
 impl History {
     /// Opens and migrates the database, ends flights a previous run left open, and
     /// starts the writer under `sup`.
@@ -163,7 +159,7 @@ impl History {
                     _ = tick.tick() => {}
                     _ = stop.stopped() => return Ok(()),
                 }
-                let at = unix_now();
+                let at = udp::time::unix_secs();
                 let mut samples: Vec<(std::net::SocketAddr, ServerSample)> = {
                     let e = lock(&master);
                     e.table()
@@ -274,7 +270,7 @@ impl Writer {
             }
             Input::RelayGone(relay) => {
                 self.flights
-                    .close_relay(Some(&relay), unix_now(), &mut self.ops)
+                    .close_relay(Some(&relay), udp::time::unix_secs(), &mut self.ops)
             }
             Input::Servers(s) => self.servers.extend(s),
         }
@@ -282,7 +278,7 @@ impl Writer {
 
     async fn flush(&mut self) {
         self.flights
-            .close_silent(unix_now(), SILENCE_SECS, &mut self.ops);
+            .close_silent(udp::time::unix_secs(), SILENCE_SECS, &mut self.ops);
         let st = self.flights.stats();
         self.stats
             .flights_open
@@ -328,7 +324,7 @@ impl Writer {
                 Some(input) = rx.recv() => self.take(input).await,
                 _ = flush.tick() => self.flush().await,
                 _ = prune.tick() => {
-                    let before = unix_now() - self.retention.as_secs() as i64;
+                    let before = udp::time::unix_secs() - self.retention.as_secs() as i64;
                     match self.store.prune(before).await {
                         Ok(n) => {
                             self.stats.pruned.fetch_add(n, Relaxed);
@@ -346,7 +342,8 @@ impl Writer {
         while let Ok(input) = rx.try_recv() {
             self.take(input).await;
         }
-        self.flights.close_relay(None, unix_now(), &mut self.ops);
+        self.flights
+            .close_relay(None, udp::time::unix_secs(), &mut self.ops);
         self.flush().await;
         self.store.close().await;
         Ok(())

@@ -295,31 +295,6 @@ fn read_access(s: &AdminSection) -> Result<Access> {
     Ok(Access { tokens, allow })
 }
 
-fn unix_secs() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
-}
-
-/// Writes `text` to `path` atomically: a temporary file beside it, synced, renamed.
-fn write_atomically(path: &FsPath, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".tmp.{}", std::process::id()));
-    let tmp = PathBuf::from(tmp);
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()?;
-    drop(f);
-    std::fs::rename(&tmp, path)?;
-    // The rename itself is durable once the directory is synced.
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => FsPath::new("."),
-    };
-    std::fs::File::open(dir)?.sync_all()
-}
-
 impl Admin {
     /// Reads `[admin]` (the tokens and, when the API is on, the saved run-time
     /// changes) and the file they apply to.
@@ -413,7 +388,7 @@ impl Admin {
     /// Logs a refusal at warn at most once a second (a flood of them would flood the
     /// log; the counters count every one), else at debug.
     fn log_refusal(&self, peer: Option<SocketAddr>, reason: &str) {
-        let now = unix_secs() as u64;
+        let now = udp::time::unix_secs() as u64;
         if self.last_refusal_log.swap(now, Relaxed) != now {
             tracing::warn!(peer = %peer_text(peer), reason, "admin request refused");
         } else {
@@ -523,7 +498,7 @@ impl Admin {
                 ));
             }
         }
-        let at = unix_secs();
+        let at = udp::time::unix_secs();
         let change = Change {
             list,
             value: entry.to_string(),
@@ -550,10 +525,11 @@ impl Admin {
         let state_file = lock(&self.lists).state_file.clone();
         if let Some(path) = state_file {
             let (file, text) = (path.display().to_string(), overlay.to_json());
-            let saved = tokio::task::spawn_blocking(move || write_atomically(&path, &text))
-                .await
-                .map_err(std::io::Error::other)
-                .and_then(|r| r);
+            let saved =
+                tokio::task::spawn_blocking(move || udp::atomic_write(&path, text.as_bytes()))
+                    .await
+                    .map_err(std::io::Error::other)
+                    .and_then(|r| r);
             if let Err(e) = saved {
                 self.stats.save_failures.fetch_add(1, Relaxed);
                 tracing::error!(%file, error = %e, "admin change not made: the state file cannot be written");

@@ -40,10 +40,6 @@ fn failed(e: anyhow::Error) -> Response {
     )
 }
 
-fn now() -> i64 {
-    crate::services::feed::unix_now() as i64
-}
-
 fn point(f: Fix) -> Point {
     Point {
         lat: f.lat,
@@ -101,7 +97,7 @@ pub async fn flights(
     };
     match h.store.flights(&query).await {
         Ok(rows) => {
-            let t = now();
+            let t = udp::time::unix_secs();
             let next_before = (rows.len() as i64 == q.limit)
                 .then(|| rows.last().map(|f| f.id))
                 .flatten();
@@ -145,7 +141,7 @@ pub async fn flight(State(s): State<HistoryState>, Path(id): Path<String>) -> Re
         .map(|(t, f)| (*t, f.lat, f.lon, f.alt_ft, f.heading))
         .collect();
     let feature = track_feature(id, &row.callsign, &pts);
-    let t = now();
+    let t = udp::time::unix_secs();
     Json(FlightBody {
         generated_at: t,
         flight: entry(row, t),
@@ -163,7 +159,7 @@ pub async fn flight(State(s): State<HistoryState>, Path(id): Path<String>) -> Re
     ))]
 pub async fn callsign(State(s): State<HistoryState>, Path(cs): Path<String>) -> Response {
     let Some(h) = &s.history else { return no_log() };
-    let t = now();
+    let t = udp::time::unix_secs();
     let totals = match h.store.callsign(&cs, t).await {
         Ok(x) => x,
         Err(e) => return failed(e),
@@ -217,7 +213,7 @@ pub async fn server_history(
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
 ) -> Response {
     let Some(h) = &s.history else { return no_log() };
-    let t = now();
+    let t = udp::time::unix_secs();
     let since = match q.map(|Query(m)| m) {
         Ok(m) => match m.get("since").map(|v| v.parse::<i64>()) {
             None => t - 86_400,

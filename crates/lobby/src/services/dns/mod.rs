@@ -472,13 +472,6 @@ async fn exchange_tcp(server: SocketAddr, bytes: &[u8]) -> Result<Vec<u8>, Excha
     }
 }
 
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
 /// The push task's state: where the primary is, and what was last sent.
 struct Pusher {
     push: Push,
@@ -529,13 +522,14 @@ impl Pusher {
             return false;
         };
         let m = dpush::update_message(rand::random(), &self.origin, &self.sent, owned);
-        let mut out = match Outgoing::new(m, self.push.signer.as_ref(), unix_now()) {
-            Ok(o) => o,
-            Err(e) => {
-                tracing::error!(server = %server, error = %e, "cannot build the update");
-                return false;
-            }
-        };
+        let mut out =
+            match Outgoing::new(m, self.push.signer.as_ref(), udp::time::unix_secs() as u64) {
+                Ok(o) => o,
+                Err(e) => {
+                    tracing::error!(server = %server, error = %e, "cannot build the update");
+                    return false;
+                }
+            };
         let tcp = out.needs_tcp();
         self.sent = owned.to_vec();
         match exchange(server, &mut out, &self.stats).await {
@@ -570,7 +564,7 @@ impl Pusher {
         let server = self.server(true).await?;
         for ((name, rtype), want) in dpush::rrsets(owned) {
             let q = dpush::rrset_query(rand::random(), &name, rtype);
-            let mut out = match Outgoing::new(q, None, unix_now()) {
+            let mut out = match Outgoing::new(q, None, udp::time::unix_secs() as u64) {
                 Ok(o) => o,
                 Err(e) => {
                     tracing::error!(error = %e, "cannot build a refresh query");
@@ -819,7 +813,7 @@ impl ZoneHandler for Guarded {
         if let Ok(info) = request.request_info() {
             tracing::debug!(peer = %request.src(), proto = %request.protocol(), name = %info.query.name(), qtype = %info.query.query_type(), "dns query");
             if info.query.query_type() == RecordType::IXFR {
-                let (r, signer) = self.authorize(request, unix_now());
+                let (r, signer) = self.authorize(request, udp::time::unix_secs() as u64);
                 if let Err(code) = r {
                     return (
                         LookupControlFlow::Break(Err(LookupError::from(code))),
@@ -927,10 +921,7 @@ impl DnsServer {
         local_relay: Option<(SocketAddr, String)>,
     ) -> Result<DnsServer> {
         // Serials grow across restarts: start from the clock, then count changes.
-        let serial = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as u32)
-            .unwrap_or(1);
+        let serial = (udp::time::unix_secs() as u32).max(1);
         let d = build(dns, dir, local_relay, serial)?;
         let access = AxfrAccess::from_config(dns)?;
         let push = Push::from_config(dns)?;

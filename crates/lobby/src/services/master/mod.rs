@@ -8,11 +8,10 @@ use crate::udp_worker::{self, Replies, Workers};
 use anyhow::{bail, Context, Result};
 use master::state::{SavedState, STATE_VERSION};
 use master::{Engine, Stats};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
@@ -63,38 +62,14 @@ fn dir_and_name(path: &Path) -> Result<(PathBuf, String)> {
     Ok((dir.to_path_buf(), name.to_string_lossy().into_owned()))
 }
 
-/// The prefix of the temporary files a save of `name` writes (`.NAME.tmp…`).
-fn temp_prefix(name: &str) -> String {
-    format!(".{name}.tmp")
-}
-
-/// Writes the state atomically: a temporary file in the same directory, fsync, rename.
-/// Each call writes its own temporary file, so even concurrent calls cannot corrupt
-/// one another (the master itself saves through one [`StateFile`], one save at a time).
+/// Writes the state atomically ([`udp::atomic_write`]: a temporary file of its own
+/// beside it, fsync, rename, fsync of the directory), so even concurrent calls cannot
+/// corrupt one another (the master itself saves through one [`StateFile`], one save
+/// at a time).
 pub fn save_state(path: &Path, state: &SavedState) -> Result<()> {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    let (dir, name) = dir_and_name(path)?;
-    let tmp = dir.join(format!(
-        "{}{}.{}",
-        temp_prefix(&name),
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
     let text = serde_json::to_vec(state)?;
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&text)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Ok(d) = std::fs::File::open(&dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        anyhow::anyhow!("cannot save state file {}: {e}", path.display())
-    })
+    udp::atomic_write(path, &text)
+        .map_err(|e| anyhow::anyhow!("cannot save state file {}: {e}", path.display()))
 }
 
 /// The state file with its one writer: an exclusive lock (`.NAME.lock`, flock) held for
@@ -130,7 +105,7 @@ impl StateFile {
             return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
         }
         // Only this process writes the file now: any temporary file is a dead writer's.
-        let prefix = temp_prefix(&name);
+        let prefix = udp::file::temp_prefix(&name);
         let mut stale = 0;
         for e in std::fs::read_dir(&dir)
             .with_context(|| format!("cannot read directory {}", dir.display()))?

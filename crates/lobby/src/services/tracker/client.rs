@@ -97,18 +97,15 @@ pub fn load_queue(path: &Path) -> Result<Vec<String>> {
     }
 }
 
-/// Writes a queue file atomically (a temporary file renamed over it).
+/// Writes a queue file atomically ([`udp::atomic_write`]).
 pub fn save_queue(path: &Path, msgs: &[String]) -> Result<()> {
     let mut bytes = Vec::new();
     for m in msgs {
         bytes.extend_from_slice(m.as_bytes());
         bytes.push(0);
     }
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, &bytes)
-        .with_context(|| format!("cannot write tracker queue {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot replace tracker queue {}", path.display()))
+    udp::atomic_write(path, &bytes)
+        .with_context(|| format!("cannot write tracker queue {}", path.display()))
 }
 
 /// Copies the client's counters into the relay's (the telnet `# stats:` line,

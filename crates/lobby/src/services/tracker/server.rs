@@ -6,7 +6,8 @@
 //! - only relays listed in `[[tracker.relay]]` (by source address) are identified,
 //!   under the name configured there; anyone else gets fgtracker's refusal and a
 //!   warning line naming the source;
-//! - at most [`MAX_CONNECTIONS`] connections, [`MAX_PER_IP`] per source address;
+//! - at most [`MAX_CONNECTIONS`] connections, [`MAX_PER_IP`] per source (an IPv4
+//!   address or an IPv6 /64, as every listener counts);
 //!   identification within 20 s, PINGs on silence and a close after 240 s (the
 //!   protocol's timers), writes time out;
 //! - each acknowledged message becomes flight log reports (CONNECT begins a flight,
@@ -19,15 +20,15 @@ use anyhow::Result;
 use config::AllowedRelay;
 use flightlog::flights::{Fix, Report};
 use master::challenge::constant_time_eq;
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tracker::message::Line;
 use tracker::server::{Event, ServerConfig, ServerConn};
+use udp::{ConnLimiter, Refusal};
 
 /// Connections at once, at most.
 pub const MAX_CONNECTIONS: usize = 256;
@@ -145,8 +146,8 @@ struct Shared {
     allowed: Vec<AllowedRelay>,
     history: Option<History>,
     stats: Arc<TrackerStats>,
-    open: Mutex<HashMap<IpAddr, usize>>,
-    total: tokio::sync::Semaphore,
+    /// Open connections, in total and per source.
+    open: ConnLimiter,
 }
 
 /// A running tracker server.
@@ -170,8 +171,7 @@ impl TrackerServer {
             allowed,
             history,
             stats: stats.clone(),
-            open: Mutex::new(HashMap::new()),
-            total: tokio::sync::Semaphore::new(MAX_CONNECTIONS),
+            open: ConnLimiter::new(MAX_CONNECTIONS, MAX_PER_IP),
         });
         let mut addrs = Vec::new();
         for &a in listen {
@@ -203,35 +203,23 @@ async fn accept_loop(l: TcpListener, shared: Arc<Shared>, stop: Stop) -> Result<
             Some(_) = conns.join_next(), if !conns.is_empty() => continue,
             _ = stop.stopped() => break,
         };
-        let ip = peer.ip().to_canonical();
-        let Ok(permit) = shared.total.try_acquire() else {
-            shared.stats.refused_cap.fetch_add(1, Relaxed);
-            tracing::debug!(%peer, "tracker connection refused: too many open");
-            continue;
-        };
-        {
-            let mut open = crate::lifecycle::lock(&shared.open);
-            let n = open.entry(ip).or_insert(0);
-            if *n >= MAX_PER_IP {
+        let slot = match shared.open.acquire(peer.ip()) {
+            Ok(slot) => slot,
+            Err(why) => {
                 shared.stats.refused_cap.fetch_add(1, Relaxed);
-                tracing::debug!(%peer, "tracker connection refused: too many from this address");
+                let reason = match why {
+                    Refusal::Total => "too many open",
+                    Refusal::PerSource => "too many from this source",
+                };
+                tracing::debug!(%peer, reason, "tracker connection refused");
                 continue;
             }
-            *n += 1;
-        }
-        permit.forget();
+        };
         shared.stats.connections.fetch_add(1, Relaxed);
         let (shared, stop) = (shared.clone(), stop.clone());
         conns.spawn(async move {
+            let _slot = slot;
             serve(sock, peer, &shared, &stop).await;
-            shared.total.add_permits(1);
-            let mut open = crate::lifecycle::lock(&shared.open);
-            if let Some(n) = open.get_mut(&ip) {
-                *n -= 1;
-                if *n == 0 {
-                    open.remove(&ip);
-                }
-            }
         });
     }
     conns.shutdown().await;
