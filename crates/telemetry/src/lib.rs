@@ -449,6 +449,23 @@ impl Table {
         fams.chain(ctrs).collect()
     }
 
+    /// A plain-text rendering for frozen-copy tests: `# type name help` per family,
+    /// then `key family{label="value"}` per counter.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        for f in self.families {
+            out.push_str(&format!("# {} {} {}\n", f.kind.as_str(), f.name, f.help));
+        }
+        for d in self.counters {
+            out.push_str(&format!("{} {}", d.key, d.family.name));
+            if let Some((l, v)) = d.series().label {
+                out.push_str(&format!("{{{l}=\"{v}\"}}"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
     /// Its families' docs rows, one per line.
     pub fn doc_rows(&self) -> String {
         doc_rows(&[self])
