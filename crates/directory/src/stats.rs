@@ -2,104 +2,92 @@
 //! reason), resolution of names, and refused zone transfers. Atomic, so the DNS
 //! listeners, the prober, the pusher and `/stats` share one set without a lock.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+/// The directory's Prometheus families, in `/metrics` and docs order.
+pub mod families {
+    use telemetry::Family;
 
-/// What is counted. Every variant has its own counter in `/stats`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Counter {
-    /// A relay did not answer a probe.
-    ProbeFailed,
-    /// An RFC 2136 UPDATE the primary acknowledged (NOERROR, signature valid).
-    PushAcked,
-    /// An UPDATE the primary answered with an error RCODE (NOTAUTH, REFUSED, ...).
-    PushRefused,
-    /// An UPDATE that got no answer (timeout, unreachable, connection failed).
-    PushUnanswered,
-    /// An answer that was not a valid reply (bad TSIG on a NOERROR, garbage).
-    PushBadReply,
-    /// An UPDATE sent over TCP because it does not fit a UDP message.
-    PushTcp,
-    /// A retry after a failed push.
-    PushRetry,
-    /// A refresh found the primary's records differing from the published ones.
-    PushRefreshMismatch,
-    /// A refresh could not read the primary's records.
-    PushRefreshFailed,
-    /// The push target's host name did not resolve.
-    PushResolveFailed,
-    /// A relay's host name (to probe) did not resolve.
-    RelayResolveFailed,
-    /// A zone transfer that was allowed (listed source or valid TSIG).
-    AxfrAllowed,
-    /// A zone transfer refused: unsigned, from a source not on the allow list.
-    AxfrRefusedUnsigned,
-    /// A zone transfer refused: TSIG with an unknown key, a bad MAC or a bad time.
-    AxfrRefusedBadTsig,
-}
-
-impl Counter {
-    /// Every counter, in `/stats` order.
-    pub const ALL: [Counter; 14] = [
-        Counter::ProbeFailed,
-        Counter::PushAcked,
-        Counter::PushRefused,
-        Counter::PushUnanswered,
-        Counter::PushBadReply,
-        Counter::PushTcp,
-        Counter::PushRetry,
-        Counter::PushRefreshMismatch,
-        Counter::PushRefreshFailed,
-        Counter::PushResolveFailed,
-        Counter::RelayResolveFailed,
-        Counter::AxfrAllowed,
-        Counter::AxfrRefusedUnsigned,
-        Counter::AxfrRefusedBadTsig,
-    ];
-
-    /// The key in `/stats`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Counter::ProbeFailed => "probe_failed",
-            Counter::PushAcked => "push_acked",
-            Counter::PushRefused => "push_refused",
-            Counter::PushUnanswered => "push_unanswered",
-            Counter::PushBadReply => "push_bad_reply",
-            Counter::PushTcp => "push_tcp",
-            Counter::PushRetry => "push_retry",
-            Counter::PushRefreshMismatch => "push_refresh_mismatch",
-            Counter::PushRefreshFailed => "push_refresh_failed",
-            Counter::PushResolveFailed => "push_resolve_failed",
-            Counter::RelayResolveFailed => "relay_resolve_failed",
-            Counter::AxfrAllowed => "axfr_allowed",
-            Counter::AxfrRefusedUnsigned => "axfr_refused_unsigned",
-            Counter::AxfrRefusedBadTsig => "axfr_refused_bad_tsig",
-        }
+    telemetry::families! {
+        /// Every family the directory's counters feed.
+        pub const FAMILIES;
+        PROBES_FAILED = Family::counter(
+            "lobby_dns_probes_failed_total",
+            "Relay probes that got no answer.",
+        );
+        PUSHES = Family::counter(
+            "lobby_dns_pushes_total",
+            "RFC 2136 updates sent to the primary, by result (acked, refused, unanswered, bad_reply).",
+        )
+        .label("result");
+        PUSHES_OVER_TCP = Family::counter(
+            "lobby_dns_pushes_over_tcp_total",
+            "Updates sent over TCP because they do not fit a UDP message.",
+        );
+        PUSH_RETRIES = Family::counter(
+            "lobby_dns_push_retries_total",
+            "Retries after a failed push.",
+        );
+        PUSH_REFRESH_MISMATCHES = Family::counter(
+            "lobby_dns_push_refresh_mismatches_total",
+            "Refreshes that found the primary's records differing from the published ones.",
+        );
+        PUSH_REFRESH_FAILURES = Family::counter(
+            "lobby_dns_push_refresh_failures_total",
+            "Refreshes that could not read the primary's records.",
+        );
+        RESOLVE_FAILURES = Family::counter(
+            "lobby_dns_resolve_failures_total",
+            "Host names that did not resolve, by target (push, relay).",
+        )
+        .label("target");
+        ZONE_TRANSFERS = Family::counter(
+            "lobby_dns_zone_transfers_total",
+            "Zone transfer requests, by result (allowed, refused_unsigned, refused_bad_tsig).",
+        )
+        .label("result");
     }
 }
 
-/// The counters.
-#[derive(Debug, Default)]
-pub struct Stats {
-    counts: [AtomicU64; Counter::ALL.len()],
+use families::*;
+
+telemetry::counters! {
+    /// What is counted. Every variant has its own counter in `/stats`.
+    pub enum Counter;
+    /// The counters.
+    pub struct Stats in FAMILIES;
+    /// A relay did not answer a probe.
+    ProbeFailed => "probe_failed", PROBES_FAILED;
+    /// An RFC 2136 UPDATE the primary acknowledged (NOERROR, signature valid).
+    PushAcked => "push_acked", PUSHES["acked"];
+    /// An UPDATE the primary answered with an error RCODE (NOTAUTH, REFUSED, ...).
+    PushRefused => "push_refused", PUSHES["refused"];
+    /// An UPDATE that got no answer (timeout, unreachable, connection failed).
+    PushUnanswered => "push_unanswered", PUSHES["unanswered"];
+    /// An answer that was not a valid reply (bad TSIG on a NOERROR, garbage).
+    PushBadReply => "push_bad_reply", PUSHES["bad_reply"];
+    /// An UPDATE sent over TCP because it does not fit a UDP message.
+    PushTcp => "push_tcp", PUSHES_OVER_TCP;
+    /// A retry after a failed push.
+    PushRetry => "push_retry", PUSH_RETRIES;
+    /// A refresh found the primary's records differing from the published ones.
+    PushRefreshMismatch => "push_refresh_mismatch", PUSH_REFRESH_MISMATCHES;
+    /// A refresh could not read the primary's records.
+    PushRefreshFailed => "push_refresh_failed", PUSH_REFRESH_FAILURES;
+    /// The push target's host name did not resolve.
+    PushResolveFailed => "push_resolve_failed", RESOLVE_FAILURES["push"];
+    /// A relay's host name (to probe) did not resolve.
+    RelayResolveFailed => "relay_resolve_failed", RESOLVE_FAILURES["relay"];
+    /// A zone transfer that was allowed (listed source or valid TSIG).
+    AxfrAllowed => "axfr_allowed", ZONE_TRANSFERS["allowed"];
+    /// A zone transfer refused: unsigned, from a source not on the allow list.
+    AxfrRefusedUnsigned => "axfr_refused_unsigned", ZONE_TRANSFERS["refused_unsigned"];
+    /// A zone transfer refused: TSIG with an unknown key, a bad MAC or a bad time.
+    AxfrRefusedBadTsig => "axfr_refused_bad_tsig", ZONE_TRANSFERS["refused_bad_tsig"];
 }
 
 impl Stats {
-    /// Adds one to `c`.
+    /// Adds one to `c` (the same as `incr`).
     pub fn count(&self, c: Counter) {
-        self.counts[c as usize].fetch_add(1, Relaxed);
-    }
-
-    /// The value of `c`.
-    pub fn get(&self, c: Counter) -> u64 {
-        self.counts[c as usize].load(Relaxed)
-    }
-
-    /// Every counter by its `/stats` name.
-    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
-        Counter::ALL
-            .iter()
-            .map(|&c| (c.name(), self.get(c)))
-            .collect()
+        self.incr(c);
     }
 }
 
@@ -124,5 +112,20 @@ mod tests {
         for (i, (_, v)) in snap.iter().enumerate() {
             assert_eq!(*v, i as u64 + 1);
         }
+    }
+
+    /// The families and series lobby exposed before the counters were declared
+    /// through `telemetry` (from `crates/lobby/src/parts/metrics.rs`): a change to a
+    /// name, help text, label or `/stats` key shows up here.
+    #[test]
+    fn families_and_series_match_the_frozen_copy() {
+        assert_eq!(Stats::TABLE.summary(), include_str!("stats.frozen"));
+    }
+
+    #[test]
+    fn the_api_document_has_these_rows() {
+        let doc = include_str!("../../../docs/API.md");
+        let rows = Stats::TABLE.doc_rows();
+        assert!(doc.contains(&rows), "docs/API.md lacks:\n{rows}");
     }
 }
