@@ -153,6 +153,32 @@ impl Signals {
     }
 }
 
+/// Parts in start order, each with what it waits for (`None`: serving).
+type PartStates = Vec<(String, Option<String>)>;
+
+/// Each part's readiness, set by the part as it starts.
+#[derive(Clone, Default)]
+pub struct Readiness {
+    parts: Arc<Mutex<PartStates>>,
+}
+
+impl Readiness {
+    /// Records `part` as serving (`Ok`) or waiting for something (`Err(what)`).
+    pub fn set(&self, part: &str, state: Result<(), String>) {
+        let mut v = lock(&self.parts);
+        let detail = state.err();
+        match v.iter_mut().find(|(p, _)| p == part) {
+            Some(e) => e.1 = detail,
+            None => v.push((part.to_string(), detail)),
+        }
+    }
+
+    /// Every part in start order with what it waits for (`None`: serving).
+    pub fn parts(&self) -> Vec<(String, Option<String>)> {
+        lock(&self.parts).clone()
+    }
+}
+
 /// Worker restarts per part, shared with readers such as `/stats`.
 pub type RestartCounts = Arc<Mutex<BTreeMap<String, u64>>>;
 

@@ -11,15 +11,13 @@
 mod common;
 
 use common::*;
-use lobby::http::metrics::{
-    dns_series, history_series, http_series, master_series, relay_series, tracker_series, Series,
-};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use telemetry::{Series, Table};
 
 fn tmpdir(tag: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("lobby-metrics-{}-{tag}", std::process::id()));
@@ -63,8 +61,8 @@ fn parse(text: &str) -> HashMap<String, f64> {
 
 fn key(s: Series) -> String {
     match s.label {
-        Some((k, v)) => format!("{}{{{k}=\"{v}\"}}", s.family),
-        None => s.family.to_string(),
+        Some((k, v)) => format!("{}{{{k}=\"{v}\"}}", s.family.name),
+        None => s.family.name.to_string(),
     }
 }
 
@@ -149,23 +147,34 @@ fn the_exposition_passes_promtool_and_carries_every_stats_counter() {
     let (_, stats) = http_get(http, "/stats");
     let stats: Value = serde_json::from_str(&stats).unwrap();
     let (_, m2) = scrape(http);
-    type ToSeries = fn(&'static str) -> Series;
-    let parts: [(&str, ToSeries); 6] = [
-        ("relay", relay_series),
-        ("master", master_series),
-        ("dns", dns_series),
-        ("http", http_series),
-        ("history", history_series),
-        ("tracker", tracker_series),
+    let parts: [(&str, &Table); 6] = [
+        ("relay", relay::Stats::TABLE),
+        ("master", master::Stats::TABLE),
+        ("dns", directory::stats::Stats::TABLE),
+        ("http", lobby::http::conn::HttpStats::TABLE),
+        ("history", lobby::services::history::HistoryStats::TABLE),
+        (
+            "tracker",
+            lobby::services::tracker::server::TrackerStats::TABLE,
+        ),
     ];
     let mut checked = 0;
-    for (part, series) in parts {
+    for (part, table) in parts {
         let obj = stats[part]
             .as_object()
             .unwrap_or_else(|| panic!("no {part} in /stats"));
+        assert_eq!(
+            obj.len(),
+            table.counters.len(),
+            "/stats {part}: every counter"
+        );
         for (k, v) in obj {
-            let k: &'static str = Box::leak(k.clone().into_boxed_str());
-            let name = key(series(k));
+            let def = table
+                .counters
+                .iter()
+                .find(|d| d.key == k)
+                .unwrap_or_else(|| panic!("/stats {part}.{k}: not declared"));
+            let name = key(def.series());
             let got = m2
                 .get(&name)
                 .unwrap_or_else(|| panic!("/stats {part}.{k}: no {name}"));

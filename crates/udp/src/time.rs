@@ -23,14 +23,17 @@ pub fn ts_ns(ts: libc::timespec) -> i64 {
 /// The current Unix time in whole seconds (0 before 1970: a clock set that far back
 /// is a broken clock, not a reason to fail).
 pub fn unix_secs() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+    since_epoch().as_secs() as i64
 }
 
 /// The current Unix time in seconds, with fractions.
 pub fn unix_secs_f64() -> f64 {
+    since_epoch().as_secs_f64()
+}
+
+/// The time since the Unix epoch (zero before it).
+pub fn since_epoch() -> std::time::Duration {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_secs_f64())
+        .unwrap_or_default()
 }

@@ -3,7 +3,8 @@
 //! serves until SIGTERM/SIGINT (SIGHUP reloads the configuration and keeps all state)
 //! or until a part fails, then stops everything through the same supervisor.
 
-use crate::http::{HttpServer, Sources};
+use crate::http::server::HttpServer;
+use crate::http::sources::Sources;
 use crate::lifecycle::{Signal, Signals, Supervisor};
 use crate::services::dns::DnsServer;
 use crate::services::master::MasterServer;
@@ -415,12 +416,12 @@ impl Backbone {
     async fn start(
         f: &config::File,
         parts: Parts,
-        admin: &Arc<crate::http::admin::Admin>,
+        admin: &Arc<crate::http::admin::control::Admin>,
     ) -> Result<Backbone> {
         let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
         let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;
         let sup = Supervisor::new();
-        let ready = crate::http::snapshot::Readiness::default();
+        let ready = crate::lifecycle::Readiness::default();
         let http_addrs = f.http.listen_addrs()?;
         if parts.http && !http_addrs.is_empty() {
             // Before the parts start, so that their workers' histograms record.
@@ -435,7 +436,7 @@ impl Backbone {
             None => None,
         };
         if let Some(r) = &relay {
-            admin.attach_relay(r.control());
+            admin.attach_relay(r.control(), sup.tasks("admin"));
         }
         let master = match master_cfg {
             Some(cfg) => Some(start_master(&sup, f, cfg)?),
@@ -499,9 +500,9 @@ impl Backbone {
                 history: history.clone(),
                 tracker: tracker.as_ref().map(|t| t.stats.clone()),
                 ready: ready.clone(),
-                admin: Some(admin.clone()),
             };
-            let h = HttpServer::start(&sup, &http_addrs, http_limits, sources).await?;
+            let h = HttpServer::start(&sup, &http_addrs, http_limits, sources, Some(admin.clone()))
+                .await?;
             ready.set("http", Ok(()));
             Some(h)
         } else {
@@ -668,7 +669,7 @@ async fn start_sim(sup: &Supervisor, f: &config::File, master: &MasterServer) ->
 async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<ExitCode> {
     let mut signals = Signals::install()?;
     let file = read()?;
-    let admin = crate::http::admin::Admin::load(&file)?;
+    let admin = crate::http::admin::control::Admin::load(&file)?;
     let backbone = Backbone::start(&admin.effective(), parts, &admin).await?;
     tracing::info!("serving; SIGHUP reloads the configuration, SIGTERM stops");
     let code = loop {
@@ -700,7 +701,7 @@ async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<
 /// Re-reads the configuration and applies it with the admin API's run-time changes
 /// over it (`http::admin`).
 async fn reload(
-    admin: &crate::http::admin::Admin,
+    admin: &crate::http::admin::control::Admin,
     backbone: &Backbone,
     read: &impl Fn() -> Result<config::File>,
 ) -> Result<()> {

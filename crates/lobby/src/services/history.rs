@@ -12,7 +12,7 @@ use anyhow::Result;
 use config::HistoryOptions;
 use flightlog::flights::{Fix, Flights, Op, Report};
 use flightlog::store::{ServerSample, Store};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -40,38 +40,58 @@ pub enum Input {
     Servers(Vec<ServerSample>),
 }
 
-/// The writer's counters (`/stats` → `history`, `/metrics`).
-#[derive(Debug, Default)]
-pub struct HistoryStats {
-    /// Reports dropped because the queue was full.
-    pub reports_dropped: AtomicU64,
-    /// Server samples dropped because the queue was full.
-    pub server_samples_dropped: AtomicU64,
-    /// Database operations written.
-    pub rows_written: AtomicU64,
-    /// Batches the database refused (their operations are lost; logged).
-    pub write_errors: AtomicU64,
-    /// Flights open now.
-    pub flights_open: AtomicU64,
-    /// Flights not recorded: too many open.
-    pub flights_over_cap: AtomicU64,
-    /// Flights and server samples deleted by retention.
-    pub pruned: AtomicU64,
+/// The flight log's Prometheus families, in `/metrics` and docs order.
+pub mod families {
+    use telemetry::Family;
+
+    telemetry::families! {
+        /// Every family of the flight log.
+        pub const FAMILIES;
+        DROPPED = Family::counter(
+            "lobby_history_dropped_total",
+            "Flight log inputs dropped because the writer's queue was full, by what (report, server_sample).",
+        )
+        .label("what");
+        ROWS_WRITTEN = Family::counter(
+            "lobby_history_rows_written_total",
+            "Flight log database operations written.",
+        );
+        WRITE_ERRORS = Family::counter(
+            "lobby_history_write_errors_total",
+            "Flight log batches the database refused (their operations lost).",
+        );
+        FLIGHTS_OPEN = Family::gauge(
+            "lobby_history_flights_open",
+            "Flights open in the flight log now.",
+        );
+        FLIGHTS_OVER_CAP = Family::counter(
+            "lobby_history_flights_over_cap_total",
+            "Flights not recorded: too many open at once.",
+        );
+        FLIGHTS_PRUNED = Family::counter(
+            "lobby_history_flights_pruned_total",
+            "Flights deleted by retention.",
+        );
+    }
 }
 
-impl HistoryStats {
-    /// (name, value) of every counter.
-    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
-        let g = |c: &AtomicU64| c.load(Relaxed);
-        vec![
-            ("reports_dropped", g(&self.reports_dropped)),
-            ("server_samples_dropped", g(&self.server_samples_dropped)),
-            ("rows_written", g(&self.rows_written)),
-            ("write_errors", g(&self.write_errors)),
-            ("flights_open", g(&self.flights_open)),
-            ("flights_over_cap", g(&self.flights_over_cap)),
-            ("pruned", g(&self.pruned)),
-        ]
+telemetry::fields! {
+    /// The flight log's counters (`/stats` → `history`).
+    pub struct HistoryStats in families::FAMILIES {
+        /// Reports dropped because the queue was full.
+        pub reports_dropped => families::DROPPED["report"];
+        /// Server samples dropped because the queue was full.
+        pub server_samples_dropped => families::DROPPED["server_sample"];
+        /// Database operations written.
+        pub rows_written => families::ROWS_WRITTEN;
+        /// Batches the database refused (their operations are lost; logged).
+        pub write_errors => families::WRITE_ERRORS;
+        /// Flights open now.
+        pub flights_open => families::FLIGHTS_OPEN;
+        /// Flights not recorded: too many open.
+        pub flights_over_cap => families::FLIGHTS_OVER_CAP;
+        /// Flights and server samples deleted by retention.
+        pub pruned => families::FLIGHTS_PRUNED;
     }
 }
 

@@ -2,8 +2,8 @@
 //! track as GeoJSON, a callsign's totals, a server's player history. Read straight
 //! from the store (SQLite or PostgreSQL), never from an engine.
 
-use crate::http::snapshot::error;
-use crate::services::history::History;
+use crate::http::reply::{error, parsed};
+use crate::http::state::AppState;
 use api::flights::{
     track_feature, AircraftTotals, CallsignBody, FlightBody, FlightEntry, FlightFilter,
     FlightsBody, Point, ServerHistoryBody, ServerSamplePoint,
@@ -17,13 +17,6 @@ use axum::Json;
 use flightlog::store::{FlightQuery, FlightRow};
 use flightlog::Fix;
 use std::collections::BTreeMap;
-
-/// What the handlers share.
-#[derive(Clone)]
-pub struct HistoryState {
-    /// The flight log, when this process keeps one.
-    pub history: Option<History>,
-}
 
 fn no_log() -> Response {
     error(
@@ -80,11 +73,13 @@ fn entry(f: FlightRow, now: i64) -> FlightEntry {
         (status = 404, description = "no flight log in this process", body = ErrorBody),
     ))]
 pub async fn flights(
-    State(s): State<HistoryState>,
+    State(s): State<AppState>,
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let Some(h) = &s.history else { return no_log() };
-    let q = match crate::http::snapshot::parsed(q, FlightFilter::parse) {
+    let Some(h) = &s.sources.history else {
+        return no_log();
+    };
+    let q = match parsed(q, FlightFilter::parse) {
         Ok(f) => f,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
@@ -119,8 +114,10 @@ pub async fn flights(
         (status = 200, description = "the flight and its track (GeoJSON Feature)", body = FlightBody),
         (status = 404, description = "no such flight, or no flight log", body = ErrorBody),
     ))]
-pub async fn flight(State(s): State<HistoryState>, Path(id): Path<String>) -> Response {
-    let Some(h) = &s.history else { return no_log() };
+pub async fn flight(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+    let Some(h) = &s.sources.history else {
+        return no_log();
+    };
     let Ok(id) = id.parse::<i64>() else {
         return error(
             StatusCode::BAD_REQUEST,
@@ -157,8 +154,10 @@ pub async fn flight(State(s): State<HistoryState>, Path(id): Path<String>) -> Re
         (status = 200, description = "flights, hours, distance and aircraft flown", body = CallsignBody),
         (status = 404, description = "no flight log in this process", body = ErrorBody),
     ))]
-pub async fn callsign(State(s): State<HistoryState>, Path(cs): Path<String>) -> Response {
-    let Some(h) = &s.history else { return no_log() };
+pub async fn callsign(State(s): State<AppState>, Path(cs): Path<String>) -> Response {
+    let Some(h) = &s.sources.history else {
+        return no_log();
+    };
     let t = udp::time::unix_secs();
     let totals = match h.store.callsign(&cs, t).await {
         Ok(x) => x,
@@ -208,11 +207,13 @@ pub async fn callsign(State(s): State<HistoryState>, Path(cs): Path<String>) -> 
         (status = 404, description = "never seen, or no flight log", body = ErrorBody),
     ))]
 pub async fn server_history(
-    State(s): State<HistoryState>,
+    State(s): State<AppState>,
     Path(addr): Path<String>,
     q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
 ) -> Response {
-    let Some(h) = &s.history else { return no_log() };
+    let Some(h) = &s.sources.history else {
+        return no_log();
+    };
     let t = udp::time::unix_secs();
     let since = match q.map(|Query(m)| m) {
         Ok(m) => match m.get("since").map(|v| v.parse::<i64>()) {
@@ -253,13 +254,12 @@ pub async fn server_history(
     }
 }
 
-/// The flight log's routes.
-pub fn routes(state: HistoryState) -> axum::Router {
+/// The routes of this file.
+pub fn routes() -> axum::Router<AppState> {
     use axum::routing::get;
     axum::Router::new()
         .route("/api/flights", get(flights))
         .route("/api/flights/{id}", get(flight))
         .route("/api/callsigns/{callsign}", get(callsign))
         .route("/api/servers/{addr}/history", get(server_history))
-        .with_state(state)
 }

@@ -1,5 +1,30 @@
 //! The HTTP routes, one module per resource; each handler is documented in the
-//! OpenAPI document (`crate::http::openapi`) next to its code.
+//! OpenAPI document (`crate::http::openapi`) by the attribute above it.
 
+pub mod dns;
 pub mod flights;
+pub mod ops;
+pub mod pilots;
+pub mod relays;
+pub mod servers;
 pub mod web;
+
+use crate::http::state::AppState;
+use axum::Router;
+
+/// Every route, the admin API's (behind its authentication layer) when configured.
+pub fn router(state: AppState) -> Router {
+    let mut r = Router::new()
+        .merge(servers::routes())
+        .merge(pilots::routes())
+        .merge(relays::routes())
+        .merge(dns::routes())
+        .merge(flights::routes())
+        .merge(ops::routes())
+        .merge(web::routes())
+        .merge(crate::http::openapi::routes());
+    if let Some(admin) = state.admin.clone() {
+        r = r.merge(crate::http::admin::routes(admin));
+    }
+    r.with_state(state)
+}

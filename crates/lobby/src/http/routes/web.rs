@@ -2,6 +2,7 @@
 //! `web/build.mjs` writes into `crates/lobby/web/` (committed, so `cargo build`
 //! needs no Node).
 
+use crate::http::state::AppState;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -45,7 +46,7 @@ fn serve(a: &'static Asset) -> Response {
 }
 
 /// The page's routes.
-pub fn routes() -> Router {
+pub fn routes() -> Router<AppState> {
     let mut r = Router::new();
     for a in &ASSETS {
         r = r.route(a.path, get(move || async move { serve(a) }));

@@ -21,7 +21,7 @@ use config::AllowedRelay;
 use flightlog::flights::{Fix, Report};
 use master::challenge::constant_time_eq;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -37,38 +37,49 @@ pub const MAX_PER_IP: usize = 4;
 /// A write gives up after this.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The tracker server's counters (`/stats` → `tracker`, `/metrics`).
-#[derive(Debug, Default)]
-pub struct TrackerStats {
-    /// Connections accepted.
-    pub connections: AtomicU64,
-    /// Connections refused at accept (a cap).
-    pub refused_cap: AtomicU64,
-    /// Identifications refused (source not listed, or a bad identification).
-    pub refused_ident: AtomicU64,
-    /// Messages acknowledged.
-    pub messages: AtomicU64,
-    /// Lines recorded.
-    pub lines: AtomicU64,
-    /// Connections closed on a fatal line.
-    pub fatal: AtomicU64,
-    /// Relays identified and connected now.
-    pub relays_connected: AtomicU64,
+/// The tracker server's Prometheus families, in `/metrics` and docs order.
+pub mod families {
+    use telemetry::Family;
+
+    telemetry::families! {
+        /// Every family of the tracker server.
+        pub const FAMILIES;
+        CONNECTIONS = Family::counter("lobby_tracker_connections_total", "Tracker connections accepted.");
+        REFUSED = Family::counter(
+            "lobby_tracker_refused_total",
+            "Tracker connections refused, by reason (connection_cap, not_allowed).",
+        )
+        .label("reason");
+        MESSAGES = Family::counter("lobby_tracker_messages_total", "Tracker messages acknowledged.");
+        LINES = Family::counter("lobby_tracker_lines_total", "Tracker lines recorded.");
+        FATAL_CLOSES = Family::counter(
+            "lobby_tracker_fatal_closes_total",
+            "Tracker connections closed on a line fgtracker treats as fatal.",
+        );
+        RELAYS_CONNECTED = Family::gauge(
+            "lobby_tracker_relays_connected",
+            "Relays identified and connected to the tracker now.",
+        );
+    }
 }
 
-impl TrackerStats {
-    /// (name, value) of every counter.
-    pub fn snapshot(&self) -> Vec<(&'static str, u64)> {
-        let g = |c: &AtomicU64| c.load(Relaxed);
-        vec![
-            ("connections", g(&self.connections)),
-            ("refused_cap", g(&self.refused_cap)),
-            ("refused_ident", g(&self.refused_ident)),
-            ("messages", g(&self.messages)),
-            ("lines", g(&self.lines)),
-            ("fatal", g(&self.fatal)),
-            ("relays_connected", g(&self.relays_connected)),
-        ]
+telemetry::fields! {
+    /// The tracker server's counters (`/stats` → `tracker`).
+    pub struct TrackerStats in families::FAMILIES {
+        /// Connections accepted.
+        pub connections => families::CONNECTIONS;
+        /// Connections refused at accept (a cap).
+        pub refused_cap => families::REFUSED["connection_cap"];
+        /// Identifications refused (source not listed, or a bad identification).
+        pub refused_ident => families::REFUSED["not_allowed"];
+        /// Messages acknowledged.
+        pub messages => families::MESSAGES;
+        /// Lines recorded.
+        pub lines => families::LINES;
+        /// Connections closed on a fatal line.
+        pub fatal => families::FATAL_CLOSES;
+        /// Relays identified and connected now.
+        pub relays_connected => families::RELAYS_CONNECTED;
     }
 }
 

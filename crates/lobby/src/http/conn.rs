@@ -1,0 +1,423 @@
+//! One HTTP connection from accept to close, hardened for the public internet with
+//! library settings only:
+//! - hyper's header-read timer (`header_read_timeout`: a request head, on a fresh
+//!   connection or a kept-alive one, must be complete in time), its header size and
+//!   count limits (431) and its buffer limit;
+//! - tokio-io-timeout's read and write timeouts on the socket (`idle_timeout`: no byte
+//!   moved either way for that long closes the connection, so an idle keep-alive
+//!   connection, a silent one and a client that stops reading its response all end);
+//! - a total lifetime per connection (`connection_timeout`, then a graceful close);
+//! - a connection cap shared by every listener of the server and a per-source cap
+//!   (per IPv4 address / IPv6 /64: [`udp::ConnLimiter`]), checked in the accept loop:
+//!   a connection past either is answered `503` and closed at once.
+//!
+//! Every refusal and every timeout is counted ([`HttpStats`], `/stats` → `http`).
+
+use crate::lifecycle::Stop;
+use anyhow::Result;
+use axum::response::Response;
+use config::Limits;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+use tokio_io_timeout::TimeoutStream;
+use tower::ServiceBuilder;
+use udp::{ConnLimiter, Refusal, Slot};
+
+/// The HTTP server's Prometheus families, in `/metrics` and docs order.
+pub mod families {
+    use telemetry::Family;
+
+    telemetry::families! {
+        /// Every family of the HTTP server.
+        pub const FAMILIES;
+        CONNECTIONS = Family::counter("lobby_http_connections_total", "HTTP connections accepted.");
+        OPEN_CONNECTIONS = Family::gauge("lobby_http_open_connections", "HTTP connections open now.");
+        OPEN_STREAMS = Family::gauge(
+            "lobby_http_open_streams",
+            "Pilot streams (Server-Sent Events) open now.",
+        )
+        .elsewhere();
+        REQUESTS = Family::counter("lobby_http_requests_total", "HTTP requests answered.");
+        REFUSED = Family::counter(
+            "lobby_http_connections_refused_total",
+            "HTTP connections refused at accept, by cap (connection_cap, per_ip_cap).",
+        )
+        .label("reason");
+        ACCEPT_ERRORS = Family::counter(
+            "lobby_http_accept_errors_total",
+            "Failed accepts (descriptor table full, reset before accept).",
+        );
+        TIMEOUTS = Family::counter(
+            "lobby_http_timeouts_total",
+            "HTTP connections or requests cut off, by timer (header, idle, connection, request).",
+        )
+        .label("timer");
+        REJECTED = Family::counter(
+            "lobby_http_rejected_requests_total",
+            "HTTP requests refused, by reason (body_too_large, headers_too_large, bad_request).",
+        )
+        .label("reason");
+        REQUEST_TIME = Family::histogram(
+            crate::recorder::HTTP_REQUEST_TIME,
+            "Time from a request to its response head, by status code.",
+        )
+        .label("code")
+        .label_doc("`code`: the HTTP status");
+    }
+}
+
+use families::*;
+
+telemetry::counters! {
+    /// Why a connection was refused or ended early; each is a counter in `/stats`.
+    pub enum Reason;
+    /// One counter per [`Reason`] (a part of [`HttpStats`]).
+    pub struct Reasons;
+    /// Refused at accept: every place is taken.
+    RefusedFull => "refused_connection_cap", REFUSED["connection_cap"];
+    /// Refused at accept: its source has its share.
+    RefusedPerIp => "refused_per_ip_cap", REFUSED["per_ip_cap"];
+    /// The accept itself failed.
+    AcceptErrors => "accept_errors", ACCEPT_ERRORS;
+    /// The request head did not arrive in time.
+    HeaderTimeout => "header_timeouts", TIMEOUTS["header"];
+    /// Nothing moved either way for `idle_timeout`.
+    IdleTimeout => "idle_timeouts", TIMEOUTS["idle"];
+    /// The connection outlived `connection_timeout`.
+    ConnectionTimeout => "connection_timeouts", TIMEOUTS["connection"];
+    /// A request outlived `request_timeout` (408).
+    RequestTimeout => "request_timeouts", TIMEOUTS["request"];
+    /// A body over `max_request_bytes` (413).
+    BodyTooLarge => "body_too_large", REJECTED["body_too_large"];
+    /// A head over the header limits (431).
+    HeadersTooLarge => "headers_too_large", REJECTED["headers_too_large"];
+    /// Not HTTP/1.1.
+    BadRequest => "bad_requests", REJECTED["bad_request"];
+}
+
+telemetry::fields! {
+    /// The HTTP server's own counters.
+    pub struct HttpStats in FAMILIES {
+        /// Connections accepted.
+        pub connections => CONNECTIONS;
+        /// Connections open now (gauge).
+        pub open => OPEN_CONNECTIONS;
+        /// Requests answered.
+        pub requests => REQUESTS;
+    }
+    tail reasons: Reasons;
+}
+
+impl HttpStats {
+    /// Counts one `r`.
+    pub fn count(&self, r: Reason) {
+        self.reasons.incr(r);
+    }
+}
+
+/// Put in every request's extensions: a handler that answers with a long-lived
+/// stream marks its connection, whose idle read timer and total lifetime then no
+/// longer apply (the write timeout still does: a client that stops reading is cut).
+#[derive(Clone, Default)]
+pub struct Streaming(Arc<AtomicBool>);
+
+impl Streaming {
+    /// Marks the connection as streaming.
+    pub fn start(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn is_on(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// hyper's smallest allowed read buffer.
+const MIN_BUF: usize = 8192;
+
+/// Headers per request, at most (hyper answers 431 past it).
+const MAX_HEADERS: usize = 64;
+
+/// What a connection refused at accept gets: one write, never waited on.
+const REFUSED_REPLY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\nretry-after: 1\r\n\r\n";
+
+/// What the accept loops of one server share.
+pub struct Shared {
+    /// The configured limits.
+    pub limits: Limits,
+    /// The counters.
+    pub stats: Arc<HttpStats>,
+    /// Open connections, in total and per source.
+    pub open: ConnLimiter,
+}
+
+/// One request handler stack, cloned into every connection.
+pub type Handler =
+    tower::util::BoxCloneService<hyper::Request<hyper::body::Incoming>, Response, Infallible>;
+
+/// Accepts until the stop signal; each connection gets its own task (at most
+/// `max_connections` over every listener), and they get a few seconds to finish
+/// when the server stops.
+pub async fn accept_loop(
+    l: TcpListener,
+    handler: Handler,
+    shared: Arc<Shared>,
+    stop: Stop,
+) -> Result<()> {
+    let mut conns = JoinSet::new();
+    loop {
+        let (tcp, peer) = tokio::select! {
+            r = l.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // Out of descriptors, or a connection reset before it was accepted:
+                    // pause a little so a full descriptor table is no busy loop.
+                    shared.stats.count(Reason::AcceptErrors);
+                    tracing::warn!(error = %e, "HTTP accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            Some(_) = conns.join_next(), if !conns.is_empty() => continue,
+            _ = stop.stopped() => break,
+        };
+        let slot = match shared.open.acquire(peer.ip()) {
+            Ok(slot) => slot,
+            Err(Refusal::Total) => {
+                refuse(tcp, peer, Reason::RefusedFull, &shared.stats);
+                continue;
+            }
+            Err(Refusal::PerSource) => {
+                refuse(tcp, peer, Reason::RefusedPerIp, &shared.stats);
+                continue;
+            }
+        };
+        shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let conn = Conn {
+            peer,
+            shared: shared.clone(),
+            _slot: slot,
+        };
+        conns.spawn(conn.serve(tcp, handler.clone(), stop.clone()));
+    }
+    let drained = tokio::time::timeout(Duration::from_secs(3), async {
+        while conns.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            open = conns.len(),
+            "HTTP connections still open at stop; closing them"
+        );
+    }
+    Ok(())
+}
+
+/// Answers a connection past a cap with one non-blocking write of a `503`, then
+/// closes it.
+fn refuse(tcp: TcpStream, peer: SocketAddr, why: Reason, stats: &HttpStats) {
+    stats.count(why);
+    tracing::debug!(%peer, reason = why.name(), "HTTP connection refused");
+    let _ = tcp.try_write(REFUSED_REPLY);
+}
+
+/// One accepted connection, holding its places under the caps until it ends.
+struct Conn {
+    peer: SocketAddr,
+    shared: Arc<Shared>,
+    _slot: Slot,
+}
+
+impl Conn {
+    async fn serve(self, tcp: TcpStream, handler: Handler, stop: Stop) {
+        let limits = self.shared.limits;
+        let stats = &self.shared.stats;
+        stats.open.fetch_add(1, Ordering::Relaxed);
+        let _ = tcp.set_nodelay(true);
+        let mut io = TimeoutStream::new(tcp);
+        io.set_read_timeout(Some(limits.idle_timeout));
+        io.set_write_timeout(Some(limits.idle_timeout));
+        let idle = Arc::new(AtomicBool::new(false));
+        let streaming = Streaming::default();
+        let io = TokioIo::new(Watched {
+            inner: Box::pin(io),
+            timed_out: idle.clone(),
+            streaming: streaming.clone(),
+        });
+        let flag = streaming.clone();
+        let peer = self.peer;
+        let handler = ServiceBuilder::new()
+            .map_request(move |mut r: hyper::Request<hyper::body::Incoming>| {
+                r.extensions_mut().insert(flag.clone());
+                r.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                r
+            })
+            .service(handler);
+        let mut b = hyper::server::conn::http1::Builder::new();
+        b.timer(TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .keep_alive(true)
+            // No read while a response is written: the idle timer then measures the
+            // client's silence between requests, not the length of a download.
+            .half_close(true)
+            .max_headers(MAX_HEADERS)
+            .max_header_size(limits.max_header_bytes)
+            .max_buf_size(limits.max_header_bytes.saturating_mul(2).max(MIN_BUF));
+        let conn = b.serve_connection(io, TowerToHyperService::new(handler));
+        tokio::pin!(conn);
+        let lifetime = tokio::time::sleep(limits.connection_timeout);
+        tokio::pin!(lifetime);
+        let mut lifetime_over = false;
+        let (result, ended, close) = loop {
+            tokio::select! {
+                r = conn.as_mut() => break (r, None, false),
+                _ = &mut lifetime, if !lifetime_over => {
+                    if streaming.is_on() {
+                        lifetime_over = true; // a stream lives as long as its client reads
+                        continue;
+                    }
+                    break (Ok(()), Some(Reason::ConnectionTimeout), true);
+                }
+                _ = stop.stopped() => break (Ok(()), None, true),
+            }
+        };
+        let result = if close {
+            // Finish the response in flight (if any), then close.
+            conn.as_mut().graceful_shutdown();
+            match tokio::time::timeout(limits.idle_timeout, conn.as_mut()).await {
+                Ok(r) => r,
+                Err(_) => Ok(()),
+            }
+        } else {
+            result
+        };
+        // hyper ends an idle connection whose read failed as if the client had
+        // closed it: the idle timer's own flag tells the two apart.
+        let ended = ended.or(idle.load(Ordering::Relaxed).then_some(Reason::IdleTimeout));
+        if let Some(why) = ended {
+            stats.count(why);
+            tracing::debug!(peer = %self.peer, reason = why.name(), "HTTP connection closed");
+        }
+        if let (Err(e), None) = (&result, ended) {
+            let why = classify(e);
+            if let Some(why) = why {
+                stats.count(why);
+            }
+            tracing::debug!(peer = %self.peer, reason = why.map_or("error", Reason::name), error = %e, "HTTP connection ended");
+        }
+        stats.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Which counter a connection error belongs to (`None`: a client that went away).
+fn classify(e: &hyper::Error) -> Option<Reason> {
+    if e.is_timeout() {
+        return Some(Reason::HeaderTimeout);
+    }
+    if e.is_parse_too_large() {
+        return Some(Reason::HeadersTooLarge);
+    }
+    if e.is_parse() {
+        return Some(Reason::BadRequest);
+    }
+    None
+}
+
+/// The socket with its idle timers, noting when one fired (everything else passes
+/// straight through).
+struct Watched {
+    inner: Pin<Box<TimeoutStream<TcpStream>>>,
+    timed_out: Arc<AtomicBool>,
+    streaming: Streaming,
+}
+
+impl Watched {
+    fn note<T>(&self, r: Poll<io::Result<T>>) -> Poll<io::Result<T>> {
+        if let Poll::Ready(Err(e)) = &r {
+            if e.kind() == io::ErrorKind::TimedOut {
+                self.timed_out.store(true, Ordering::Relaxed);
+            }
+        }
+        r
+    }
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let mut r = self.inner.as_mut().poll_read(cx, buf);
+        if self.streaming.is_on()
+            && matches!(&r, Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::TimedOut)
+        {
+            // A streaming client sends nothing while it reads: polling again arms
+            // the read timer afresh (and waits for the socket).
+            r = self.inner.as_mut().poll_read(cx, buf);
+        }
+        self.note(r)
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let r = self.inner.as_mut().poll_write(cx, buf);
+        self.note(r)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let r = self.inner.as_mut().poll_write_vectored(cx, bufs);
+        self.note(r)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let r = self.inner.as_mut().poll_flush(cx);
+        self.note(r)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let r = self.inner.as_mut().poll_shutdown(cx);
+        self.note(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_http_counter_has_a_metric_series_of_its_own() {
+        assert_eq!(HttpStats::TABLE.problems(), vec![]);
+        let keys: Vec<_> = HttpStats::default()
+            .snapshot()
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(keys[..3], ["connections", "open", "requests"]);
+        assert_eq!(keys.len(), 3 + Reason::COUNT);
+    }
+}

@@ -1,0 +1,112 @@
+//! The OpenAPI document (`GET /api/openapi.json`), generated from the handlers'
+//! `#[utoipa::path]` attributes, each written next to its handler.
+
+use crate::http::admin::{change, show};
+use crate::http::reply::json_text;
+use crate::http::routes::{dns, flights, ops, pilots, relays, servers};
+use crate::http::state::AppState;
+use api::dns::DnsBody;
+use api::health::{HealthBody, PartStatus, ReadyBody};
+use api::pilots::{Pilot, PilotsBody};
+use api::relays::{Link, RelayInfo, RelaysBody};
+use api::servers::{ServerEntry, ServersBody};
+use api::stream::Update;
+use api::ErrorBody;
+use axum::response::Response;
+use axum::routing::get;
+use axum::Router;
+use utoipa::OpenApi;
+
+/// The OpenAPI document of every documented path.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "lobby",
+        description = "The HTTP API of lobby: FlightGear relay, Xash3D master and DNS directory. Times are Unix seconds (UTC), angles degrees, units in the field names; unknown values are null. See docs/API.md."
+    ),
+    paths(
+        pilots::pilots,
+        pilots::pilots_stream,
+        servers::servers,
+        relays::relays,
+        dns::dns,
+        ops::healthz,
+        ops::readyz,
+        flights::flights,
+        flights::flight,
+        flights::callsign,
+        flights::server_history,
+        show::show,
+        change::add,
+        change::delete
+    ),
+    components(schemas(
+        PilotsBody,
+        Pilot,
+        Update,
+        ServersBody,
+        ServerEntry,
+        RelaysBody,
+        RelayInfo,
+        Link,
+        api::relays::Published,
+        DnsBody,
+        api::dns::DnsRecord,
+        HealthBody,
+        ReadyBody,
+        PartStatus,
+        ErrorBody,
+        api::flights::FlightsBody,
+        api::flights::FlightEntry,
+        api::flights::Point,
+        api::flights::FlightBody,
+        api::flights::TrackFeature,
+        api::flights::LineString,
+        api::flights::CallsignBody,
+        api::flights::AircraftTotals,
+        api::flights::ServerHistoryBody,
+        api::flights::ServerSamplePoint,
+        api::admin::ChangeRequest,
+        api::admin::ChangeBody,
+        api::admin::ListBody,
+        api::admin::ListEntry,
+        api::admin::DeletedEntry,
+        api::admin::UsersBody,
+        api::admin::User,
+        api::admin::VersionBody,
+        api::admin::UptimeBody,
+        api::admin::TrackerBody
+    )),
+    modifiers(&BearerAuth)
+)]
+pub struct ApiDoc;
+
+/// The admin API's bearer tokens, in the document.
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// The OpenAPI document as JSON.
+pub fn openapi_json() -> String {
+    let mut doc = ApiDoc::openapi();
+    doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+    doc.to_json().unwrap_or_default()
+}
+
+/// The document's route, `GET /api/openapi.json`.
+pub fn routes() -> Router<AppState> {
+    Router::new().route("/api/openapi.json", get(openapi))
+}
+
+async fn openapi() -> Response {
+    json_text(openapi_json())
+}

@@ -1,0 +1,135 @@
+//! `GET /api/pilots` and the pilot stream `GET /api/pilots/stream` (Server-Sent
+//! Events: a `snapshot`, then one `update` per second with the changes).
+
+use crate::http::conn::Streaming;
+use crate::http::reply::{error, json_text, not_running, parsed};
+use crate::http::snapshot::StreamUpdate;
+use crate::http::state::AppState;
+use api::pilots::{PilotFilter, PilotsBody};
+use api::stream::Update;
+use api::ErrorBody;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Extension, Json, Router};
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{broadcast, OwnedSemaphorePermit};
+
+/// How often an idle stream sends a comment line.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// The routes of this file.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/pilots", get(pilots))
+        .route("/api/pilots/stream", get(pilots_stream))
+}
+
+/// Every pilot the relay knows.
+#[utoipa::path(get, path = "/api/pilots", tag = "relay",
+    params(
+        ("callsign" = Option<String>, Query, description = "only this callsign (exact)"),
+        ("near" = Option<String>, Query, description = "lat,lon,nm: only pilots within nm nautical miles of the point"),
+    ),
+    responses(
+        (status = 200, description = "the pilots", body = PilotsBody),
+        (status = 400, description = "a bad parameter", body = ErrorBody),
+        (status = 404, description = "no relay runs in this process", body = ErrorBody),
+    ))]
+pub async fn pilots(
+    State(s): State<AppState>,
+    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+) -> Response {
+    let filter = match parsed(q, PilotFilter::parse) {
+        Ok(f) => f,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    let snap = s.publisher.current().await;
+    let Some(all) = &snap.pilots else {
+        return not_running("relay");
+    };
+    if filter.is_empty() {
+        return json_text(snap.pilots_json().to_string());
+    }
+    Json(PilotsBody {
+        generated_at: snap.clock.now_secs(),
+        online: all.len(),
+        pilots: all.iter().filter(|p| filter.keeps(p)).cloned().collect(),
+    })
+    .into_response()
+}
+
+/// The pilot stream: a `snapshot` event, then one `update` per second with changes.
+#[utoipa::path(get, path = "/api/pilots/stream", tag = "relay",
+    responses(
+        (status = 200, description = "text/event-stream: `snapshot` (data: PilotsBody), then `update` events (data: Update)", content_type = "text/event-stream", body = Update),
+        (status = 404, description = "no relay runs in this process", body = ErrorBody),
+        (status = 503, description = "too many streams open", body = ErrorBody),
+    ))]
+pub async fn pilots_stream(
+    State(s): State<AppState>,
+    conn: Option<Extension<Streaming>>,
+) -> Response {
+    let p = &s.publisher;
+    if !p.has_relay() {
+        return not_running("relay");
+    }
+    // Subscribed before the snapshot is read: no update between the two is missed.
+    let Some((permit, rx)) = p.open_stream() else {
+        return error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many pilot streams open; retry later",
+        );
+    };
+    let snap = p.current().await;
+    if let Some(Extension(c)) = conn {
+        c.start(); // a long response: the connection's idle and lifetime limits step aside
+    }
+    let first = Event::default()
+        .event("snapshot")
+        .id(snap.seq.to_string())
+        .data(snap.pilots_json());
+    let state = StreamState {
+        rx,
+        last: snap.seq,
+        first: Some(first),
+        _permit: permit,
+    };
+    let stream = futures_util::stream::unfold(state, |mut st| async move {
+        if let Some(e) = st.first.take() {
+            return Some((Ok::<_, Infallible>(e), st));
+        }
+        loop {
+            match st.rx.recv().await {
+                Ok(u) if u.seq <= st.last => continue,
+                Ok(u) => {
+                    st.last = u.seq;
+                    let e = Event::default()
+                        .event("update")
+                        .id(u.seq.to_string())
+                        .data(&u.data);
+                    return Some((Ok(e), st));
+                }
+                // Fell behind, or the server stops: end the stream; the client
+                // reconnects and starts over from a snapshot.
+                Err(_) => return None,
+            }
+        }
+    });
+    Sse::new(stream)
+        .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
+        .into_response()
+}
+
+struct StreamState {
+    rx: broadcast::Receiver<Arc<StreamUpdate>>,
+    last: u64,
+    first: Option<Event>,
+    _permit: OwnedSemaphorePermit,
+}
