@@ -11,7 +11,7 @@
 //! The record logic is in `directory::{mpserver, terrasync}`; this module does the DNS
 //! and network work and the reporting.
 
-use crate::services::dns::ping_relay;
+use crate::services::dns::probe::ping_relay;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use directory::probe::{Ping, CLIENT_CALLSIGN};

@@ -1,0 +1,206 @@
+//! The directory's health probes: an fgms PING to each relay (as FlightGear's own
+//! client sends it), all at once every `probe_interval`, and the published zone
+//! updated from the answers.
+
+use super::zone::{zone_handler, ServedZone};
+use crate::lifecycle::Stop;
+use anyhow::Result;
+use directory::probe::Ping;
+use directory::{Directory, ZoneUpdate};
+use hickory_proto::rr::{Name, Record};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Why a relay did not answer a PING.
+#[derive(Debug)]
+pub enum PingError {
+    /// No local UDP socket.
+    Socket(std::io::Error),
+    /// The address cannot be reached (no route, ...).
+    Connect(SocketAddr, std::io::Error),
+    /// The PING could not be sent.
+    Send(SocketAddr, std::io::Error),
+    /// No PONG in time.
+    Timeout(SocketAddr, Duration),
+    /// ICMP port unreachable: nothing listens there.
+    Refused(SocketAddr),
+    /// Receiving failed otherwise.
+    Receive(SocketAddr, std::io::Error),
+}
+
+impl std::fmt::Display for PingError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PingError::Socket(e) => write!(f, "cannot open a UDP socket: {e}"),
+            PingError::Connect(a, e) => write!(f, "cannot reach {a}: {e}"),
+            PingError::Send(a, e) => write!(f, "cannot send the ping to {a}: {e}"),
+            PingError::Timeout(a, t) => {
+                write!(f, "no pong from {a} within {} s", t.as_secs_f64())
+            }
+            PingError::Refused(a) => write!(f, "{a} refused (nothing listens on that UDP port)"),
+            PingError::Receive(a, e) => write!(f, "receiving from {a}: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PingError {}
+
+/// fgms's health check, used by the directory's prober and by `lobby fg servers
+/// --probe`: sends `ping` to `addr` from a fresh connected socket and waits up to
+/// `timeout` for its PONG (other datagrams are ignored). Returns the round trip.
+pub async fn ping_relay(
+    ping: &Ping,
+    addr: SocketAddr,
+    timeout: Duration,
+) -> Result<Duration, PingError> {
+    let bind: SocketAddr = if addr.is_ipv4() {
+        SocketAddr::from((std::net::Ipv4Addr::UNSPECIFIED, 0))
+    } else {
+        SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, 0))
+    };
+    let sock = tokio::net::UdpSocket::bind(bind)
+        .await
+        .map_err(PingError::Socket)?;
+    sock.connect(addr)
+        .await
+        .map_err(|e| PingError::Connect(addr, e))?;
+    let start = Instant::now();
+    let deadline = tokio::time::Instant::from_std(start + timeout);
+    sock.send(ping.datagram())
+        .await
+        .map_err(|e| PingError::Send(addr, e))?;
+    let mut buf = vec![0u8; 2048];
+    loop {
+        let n = match tokio::time::timeout_at(deadline, sock.recv(&mut buf)).await {
+            Err(_) => return Err(PingError::Timeout(addr, timeout)),
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(PingError::Refused(addr))
+            }
+            Ok(Err(e)) => return Err(PingError::Receive(addr, e)),
+            Ok(Ok(n)) => n,
+        };
+        if ping.is_pong(&buf[..n]) {
+            return Ok(start.elapsed());
+        }
+        tracing::debug!(%addr, len = n, "ignoring a datagram that is not our pong");
+    }
+}
+
+/// How the relays are probed.
+pub(super) struct Prober {
+    pub(super) ping: Arc<Ping>,
+    pub(super) interval: Duration,
+    pub(super) timeout: Duration,
+}
+
+/// Probes every relay at once; `(index, round trip)` for each.
+pub(super) async fn probe_all(
+    targets: Vec<(usize, Option<SocketAddr>)>,
+    ping: &Arc<Ping>,
+    timeout: Duration,
+) -> Vec<(usize, Option<Duration>)> {
+    // Concurrent in this one task (no task per probe): each waits on its own socket.
+    let probes = targets.into_iter().map(|(i, addr)| async move {
+        let Some(a) = addr else {
+            return (i, None);
+        };
+        match ping_relay(ping, a, timeout).await {
+            Ok(rtt) => {
+                metrics::histogram!(crate::recorder::DNS_PROBE_RTT).record(rtt.as_secs_f64());
+                (i, Some(rtt))
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "relay probe failed");
+                (i, None)
+            }
+        }
+    });
+    futures_util::future::join_all(probes).await
+}
+
+/// Serves what a round of probes changed and hands the owned records to the pusher.
+async fn publish(
+    update: ZoneUpdate,
+    origin: &Name,
+    zone: &ServedZone,
+    owned: &tokio::sync::watch::Sender<Vec<Record>>,
+) {
+    for t in &update.transitions {
+        tracing::info!(relay = %t.host, up = t.up, "relay health changed");
+    }
+    let mut fresh = zone_handler(origin, update.records, update.serial);
+    *zone.zone.records_mut().await = std::mem::take(fresh.records_get_mut());
+    tracing::info!(serial = update.serial, "zone updated");
+    // No receiver (no push configured) is fine.
+    let _ = owned.send(update.owned);
+}
+
+/// Probes the relays every interval and publishes what changed, until the stop signal.
+pub(super) async fn probe_loop(
+    directory: Arc<Mutex<Directory>>,
+    zone: ServedZone,
+    owned: tokio::sync::watch::Sender<Vec<Record>>,
+    prober: Prober,
+    stop: Stop,
+) -> Result<()> {
+    let mut tick = tokio::time::interval(prober.interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The first tick is immediate, and start-up just probed.
+    tick.tick().await;
+    let mut round: u64 = 0;
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.stopped() => return Ok(()),
+        }
+        crate::lifecycle::injected_panic("dns-prober");
+        round += 1;
+        resolve_relays(&directory, round).await;
+        let targets = crate::lifecycle::lock(&directory).probe_targets();
+        let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
+        let (update, origin) = {
+            let mut d = crate::lifecycle::lock(&directory);
+            (
+                d.record_probes(outcomes, std::time::Instant::now()),
+                d.origin().clone(),
+            )
+        };
+        match update {
+            Ok(Some(u)) => publish(u, &origin, &zone, &owned).await,
+            Ok(None) => {}
+            Err(e) => tracing::error!(error = %e, "cannot rebuild the zone"),
+        }
+    }
+}
+
+/// Probe rounds between re-resolutions of a relay host that did resolve.
+const RERESOLVE_ROUNDS: u64 = 30;
+
+/// Resolves the relay hosts that need it: unresolved ones every round (the probe
+/// interval is the retry delay), resolved ones every [`RERESOLVE_ROUNDS`].
+pub(super) async fn resolve_relays(directory: &Arc<Mutex<Directory>>, round: u64) {
+    let todo = crate::lifecycle::lock(directory).to_resolve();
+    for (i, host, port, known) in todo {
+        if known && !round.is_multiple_of(RERESOLVE_ROUNDS) {
+            continue;
+        }
+        let text = host.to_string().trim_end_matches('.').to_string();
+        let q = text.clone();
+        let r = tokio::task::spawn_blocking(move || udp::addr::resolve(&q, port)).await;
+        let addr = match r {
+            Ok(Ok(a)) => Some(a),
+            Ok(Err(e)) => {
+                tracing::warn!(relay = %text, error = %e, "cannot resolve the relay's host to probe it; retrying next round");
+                None
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "resolver task failed");
+                None
+            }
+        };
+        if crate::lifecycle::lock(directory).resolved(i, addr) {
+            tracing::info!(relay = %text, addr = ?addr, "relay host resolved");
+        }
+    }
+}
