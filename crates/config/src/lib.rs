@@ -21,6 +21,7 @@ mod master;
 pub mod overlay;
 mod relay;
 mod sim;
+pub mod tokens;
 mod tracker;
 
 pub use admin::AdminSection;

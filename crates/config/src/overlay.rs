@@ -12,9 +12,15 @@
 //! - Every change carries who made it and when (the audit log lines and `show`).
 //! - The overlay is persisted as JSON (`[admin] state_file`) and read back at start.
 //!
+//! - Every entry has one spelling ([`canonical`]) and is checked against what its
+//!   list can hold ([`check_entry`]) before it is recorded.
+//!
 //! Pure: the caller supplies the time and does the file I/O.
 
+use crate::{File, PeerOptions};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
 
 /// A list the admin interface can change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -127,6 +133,104 @@ impl Overlay {
     }
 }
 
+/// Longest entry a change may carry.
+const MAX_ENTRY_LEN: usize = 256;
+
+/// The one spelling of an entry, so that one entry written two ways is one entry:
+/// an IP (a host network written as its address) or a network with its host bits
+/// cleared; `host:port` with the host in lower case (an IP literal as Rust writes it).
+/// An entry that does not parse is kept as written (the configuration check names it).
+pub fn canonical(list: List, entry: &str) -> String {
+    match list {
+        List::Blacklist => match crate::net(entry) {
+            Ok(n) if n.prefix_len() == n.max_prefix_len() => n.addr().to_string(),
+            Ok(n) => n.trunc().to_string(),
+            Err(_) => entry.to_string(),
+        },
+        List::Relays | List::Crossfeeds => match entry.parse::<SocketAddr>() {
+            Ok(a) => a.to_string(),
+            Err(_) => entry.to_ascii_lowercase(),
+        },
+    }
+}
+
+/// The file with its three lists in their canonical spelling.
+pub fn canonical_file(f: &File) -> File {
+    let mut f = f.clone();
+    for list in List::ALL {
+        let v = match list {
+            List::Blacklist => &mut f.relay.blacklist,
+            List::Relays => &mut f.relay.relays,
+            List::Crossfeeds => &mut f.relay.crossfeeds,
+        };
+        *v = v.iter().map(|e| canonical(list, e)).collect();
+    }
+    f
+}
+
+/// The file with the overlay's lists in force.
+pub fn overlaid(f: &File, o: &Overlay) -> File {
+    let mut f = f.clone();
+    f.relay.blacklist = o.apply(List::Blacklist, &f.relay.blacklist);
+    f.relay.relays = o.apply(List::Relays, &f.relay.relays);
+    f.relay.crossfeeds = o.apply(List::Crossfeeds, &f.relay.crossfeeds);
+    f
+}
+
+pub fn file_list(f: &File, list: List) -> &[String] {
+    match list {
+        List::Blacklist => &f.relay.blacklist,
+        List::Relays => &f.relay.relays,
+        List::Crossfeeds => &f.relay.crossfeeds,
+    }
+}
+
+/// The relay configuration and peers of an effective file.
+pub fn relay_config(f: &File) -> Result<(relay::Config, PeerOptions)> {
+    Ok((
+        f.relay.engine_config()?,
+        PeerOptions {
+            names: f.relay.peer_names()?,
+            refresh: f.relay.peer_refresh()?,
+        },
+    ))
+}
+
+/// The list a path names (fgms's singular `relay`/`crossfeed` too).
+pub fn parse_list(s: &str) -> Option<List> {
+    match s {
+        "blacklist" => Some(List::Blacklist),
+        "relays" | "relay" => Some(List::Relays),
+        "crossfeeds" | "crossfeed" => Some(List::Crossfeeds),
+        _ => None,
+    }
+}
+
+/// Whether `entry` is one the list can hold.
+pub fn check_entry(list: List, entry: &str) -> Result<(), String> {
+    if entry.is_empty() || entry.len() > MAX_ENTRY_LEN {
+        return Err(format!("an entry is 1-{MAX_ENTRY_LEN} characters"));
+    }
+    if entry.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "entry {entry:?} holds a space or a control character"
+        ));
+    }
+    match list {
+        List::Blacklist => crate::net(entry).map(|_| ()).map_err(|e| format!("{e:#}")),
+        List::Relays | List::Crossfeeds => {
+            let kind = if list == List::Relays {
+                crate::Kind::Relay
+            } else {
+                crate::Kind::Crossfeed
+            };
+            crate::PeerName::parse(entry, kind)
+                .map(|_| ())
+                .map_err(|e| format!("{e:#}"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -231,5 +335,67 @@ mod tests {
             let distinct: std::collections::HashSet<&String> = got.iter().collect();
             prop_assert_eq!(distinct.len(), got.len());
         }
+    }
+
+    #[test]
+    fn entries_are_checked_per_list() {
+        assert!(check_entry(List::Blacklist, "192.0.2.0/24").is_ok());
+        assert!(check_entry(List::Blacklist, "2001:db8::/32").is_ok());
+        assert!(check_entry(List::Blacklist, "mp1.example.org").is_err());
+        assert!(check_entry(List::Relays, "mp1.example.org:5000").is_ok());
+        assert!(check_entry(List::Relays, "[2001:db8::1]:5000").is_ok());
+        assert!(check_entry(List::Crossfeeds, "127.0.0.1").is_err());
+        assert!(check_entry(List::Relays, "a b:5000").is_err());
+        assert!(check_entry(List::Blacklist, "").is_err());
+        assert!(check_entry(List::Blacklist, &"1".repeat(300)).is_err());
+    }
+
+    #[test]
+    fn one_entry_has_one_spelling() {
+        let b = |e| canonical(List::Blacklist, e);
+        assert_eq!(b("192.0.2.1"), "192.0.2.1");
+        assert_eq!(b("192.0.2.1/32"), "192.0.2.1");
+        assert_eq!(b("10.1.2.3/8"), "10.0.0.0/8");
+        assert_eq!(b("2001:DB8::1"), "2001:db8::1");
+        assert_eq!(b("2001:db8::1/128"), "2001:db8::1");
+        assert_eq!(b("not an ip"), "not an ip");
+        let r = |e| canonical(List::Relays, e);
+        assert_eq!(r("MP1.Example.org:5000"), "mp1.example.org:5000");
+        assert_eq!(r("[2001:DB8::1]:5000"), "[2001:db8::1]:5000");
+        assert_eq!(r("192.0.2.1:5000"), "192.0.2.1:5000");
+    }
+
+    #[test]
+    fn the_overlay_replaces_only_the_three_lists() {
+        let mut f = File::default();
+        f.relay.blacklist = vec!["192.0.2.1".into()];
+        f.relay.whitelist = vec!["198.51.100.0/24".into()];
+        f.relay.name = "mp".into();
+        let mut o = Overlay::default();
+        o.record(
+            Change {
+                list: List::Blacklist,
+                value: "192.0.2.1".into(),
+                added: false,
+                by: "g".into(),
+                at: 1,
+            },
+            &f.relay.blacklist,
+        );
+        o.record(
+            Change {
+                list: List::Crossfeeds,
+                value: "127.0.0.1:5100".into(),
+                added: true,
+                by: "g".into(),
+                at: 2,
+            },
+            &[],
+        );
+        let e = overlaid(&f, &o);
+        assert!(e.relay.blacklist.is_empty());
+        assert_eq!(e.relay.crossfeeds, vec!["127.0.0.1:5100".to_string()]);
+        assert_eq!(e.relay.whitelist, f.relay.whitelist);
+        assert_eq!(e.relay.name, "mp");
     }
 }

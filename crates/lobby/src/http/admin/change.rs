@@ -2,7 +2,6 @@
 //! `DELETE /api/admin/{list}/{entry}`.
 
 use super::auth::AdminName;
-use super::control::parse_list;
 use crate::http::reply::{error, not_running};
 use crate::http::state::AppState;
 use api::admin::{ChangeBody, ChangeRequest};
@@ -12,6 +11,7 @@ use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
+use config::overlay::parse_list;
 use config::overlay::List;
 use std::net::SocketAddr;
 

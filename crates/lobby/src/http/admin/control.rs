@@ -5,100 +5,22 @@
 use crate::http::reply::error;
 use crate::lifecycle::{lock, Tasks};
 use crate::services::relay::RelayControl;
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use api::admin::{ChangeBody, DeletedEntry, ListBody, ListEntry};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
-use config::overlay::{Change, List, Outcome, Overlay};
+use config::overlay::{
+    canonical, canonical_file, check_entry, file_list, overlaid, parse_list, relay_config, Change,
+    List, Outcome, Overlay,
+};
+use config::tokens::{parse_tokens, who, Token};
 use config::AdminSection;
-use config::PeerOptions;
 use ipnet::IpNet;
-use master::challenge::constant_time_eq;
 use std::net::SocketAddr;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::SystemTime;
-
-/// Shortest token accepted: guessing one is out of reach.
-pub const MIN_TOKEN_LEN: usize = 16;
-/// Longest entry a change may carry.
-const MAX_ENTRY_LEN: usize = 256;
-
-/// One admin: a name (for the logs) and its bearer token.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Token {
-    /// Who, in logs and in the change records.
-    pub name: String,
-    secret: String,
-}
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Token({}, <redacted>)", self.name)
-    }
-}
-
-/// Parses a tokens file: one `NAME TOKEN` per line, blank lines and `#` comments
-/// skipped. Errors name the line.
-pub fn parse_tokens(text: &str, origin: &str) -> Result<Vec<Token>> {
-    let mut out: Vec<Token> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let at = || format!("{origin}:{}", i + 1);
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let [name, secret] = fields[..] else {
-            bail!("{}: expected NAME TOKEN", at());
-        };
-        if name.len() > 64
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._@-".contains(c))
-        {
-            bail!(
-                "{}: admin name {name:?} must be 1-64 letters, digits or ._@-",
-                at()
-            );
-        }
-        if secret.len() < MIN_TOKEN_LEN || secret.len() > 256 {
-            bail!(
-                "{}: the token of {name:?} must be {MIN_TOKEN_LEN}-256 characters (`lobby admin new-token` makes one)",
-                at()
-            );
-        }
-        if !secret.chars().all(|c| c.is_ascii_graphic()) {
-            bail!("{}: the token of {name:?} must be printable ASCII", at());
-        }
-        if out.iter().any(|t| t.name == name) {
-            bail!("{}: admin {name:?} is listed twice", at());
-        }
-        if out.iter().any(|t| t.secret == secret) {
-            bail!("{}: two admins share one token", at());
-        }
-        out.push(Token {
-            name: name.to_string(),
-            secret: secret.to_string(),
-        });
-    }
-    if out.is_empty() {
-        bail!("{origin}: no tokens (expected NAME TOKEN lines)");
-    }
-    Ok(out)
-}
-
-/// Whose token this is; every token is compared, whatever matches.
-fn who<'a>(tokens: &'a [Token], given: &str) -> Option<&'a str> {
-    let mut found = None;
-    for t in tokens {
-        if constant_time_eq(t.secret.as_bytes(), given.as_bytes()) {
-            found = Some(t.name.as_str());
-        }
-    }
-    found
-}
 
 /// The token of an `Authorization: Bearer TOKEN` header.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -208,55 +130,6 @@ pub struct Admin {
     last_refusal_log: AtomicU64,
     /// Counters.
     pub stats: Arc<AdminStats>,
-}
-
-/// The one spelling of an entry, so that one entry written two ways is one entry:
-/// an IP (a host network written as its address) or a network with its host bits
-/// cleared; `host:port` with the host in lower case (an IP literal as Rust writes it).
-/// An entry that does not parse is kept as written (the configuration check names it).
-pub fn canonical(list: List, entry: &str) -> String {
-    match list {
-        List::Blacklist => match config::net(entry) {
-            Ok(n) if n.prefix_len() == n.max_prefix_len() => n.addr().to_string(),
-            Ok(n) => n.trunc().to_string(),
-            Err(_) => entry.to_string(),
-        },
-        List::Relays | List::Crossfeeds => match entry.parse::<SocketAddr>() {
-            Ok(a) => a.to_string(),
-            Err(_) => entry.to_ascii_lowercase(),
-        },
-    }
-}
-
-/// The file with its three lists in their canonical spelling.
-fn canonical_file(f: &config::File) -> config::File {
-    let mut f = f.clone();
-    for list in List::ALL {
-        let v = match list {
-            List::Blacklist => &mut f.relay.blacklist,
-            List::Relays => &mut f.relay.relays,
-            List::Crossfeeds => &mut f.relay.crossfeeds,
-        };
-        *v = v.iter().map(|e| canonical(list, e)).collect();
-    }
-    f
-}
-
-/// The file with the overlay's lists in force.
-fn overlaid(f: &config::File, o: &Overlay) -> config::File {
-    let mut f = f.clone();
-    f.relay.blacklist = o.apply(List::Blacklist, &f.relay.blacklist);
-    f.relay.relays = o.apply(List::Relays, &f.relay.relays);
-    f.relay.crossfeeds = o.apply(List::Crossfeeds, &f.relay.crossfeeds);
-    f
-}
-
-fn file_list(f: &config::File, list: List) -> &[String] {
-    match list {
-        List::Blacklist => &f.relay.blacklist,
-        List::Relays => &f.relay.relays,
-        List::Crossfeeds => &f.relay.crossfeeds,
-    }
 }
 
 fn read_access(s: &AdminSection) -> Result<Access> {
@@ -633,52 +506,6 @@ impl Admin {
     }
 }
 
-/// The relay configuration and peers of an effective file.
-fn relay_config(f: &config::File) -> Result<(relay::Config, PeerOptions)> {
-    Ok((
-        f.relay.engine_config()?,
-        PeerOptions {
-            names: f.relay.peer_names()?,
-            refresh: f.relay.peer_refresh()?,
-        },
-    ))
-}
-
-/// The list a path names (fgms's singular `relay`/`crossfeed` too).
-pub fn parse_list(s: &str) -> Option<List> {
-    match s {
-        "blacklist" => Some(List::Blacklist),
-        "relays" | "relay" => Some(List::Relays),
-        "crossfeeds" | "crossfeed" => Some(List::Crossfeeds),
-        _ => None,
-    }
-}
-
-/// Whether `entry` is one the list can hold.
-fn check_entry(list: List, entry: &str) -> Result<(), String> {
-    if entry.is_empty() || entry.len() > MAX_ENTRY_LEN {
-        return Err(format!("an entry is 1-{MAX_ENTRY_LEN} characters"));
-    }
-    if entry.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "entry {entry:?} holds a space or a control character"
-        ));
-    }
-    match list {
-        List::Blacklist => config::net(entry).map(|_| ()).map_err(|e| format!("{e:#}")),
-        List::Relays | List::Crossfeeds => {
-            let kind = if list == List::Relays {
-                config::Kind::Relay
-            } else {
-                config::Kind::Crossfeed
-            };
-            config::PeerName::parse(entry, kind)
-                .map(|_| ())
-                .map_err(|e| format!("{e:#}"))
-        }
-    }
-}
-
 /// The peer in a log line.
 pub fn peer_text(p: Option<SocketAddr>) -> String {
     p.map_or_else(|| "unknown".into(), |a| a.to_string())
@@ -689,43 +516,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn token_files_are_checked_line_by_line() {
-        let t = parse_tokens(
-            "# admins\n\ngordon 0123456789abcdefXYZ\n alyx  fedcba9876543210fedc \n",
-            "tokens",
-        )
-        .unwrap();
-        assert_eq!(t.len(), 2);
-        assert_eq!(t[1].name, "alyx");
-        assert_eq!(who(&t, "fedcba9876543210fedc"), Some("alyx"));
-        assert_eq!(who(&t, "fedcba9876543210fedd"), None);
-        assert_eq!(who(&t, ""), None);
-        for (text, says) in [
-            (
-                "gordon short\n",
-                "tokens:1: the token of \"gordon\" must be 16-256",
-            ),
-            ("\n\ngordon\n", "tokens:3: expected NAME TOKEN"),
-            ("a b c\n", "tokens:1: expected NAME TOKEN"),
-            ("gor/don 0123456789abcdef\n", "tokens:1: admin name"),
-            (
-                "g 0123456789abcdef\ng 0123456789abcdeX\n",
-                "tokens:2: admin \"g\" is listed twice",
-            ),
-            (
-                "g 0123456789abcdef\nh 0123456789abcdef\n",
-                "tokens:2: two admins share one token",
-            ),
-            ("# nothing\n", "tokens: no tokens"),
-        ] {
-            let e = parse_tokens(text, "tokens").unwrap_err().to_string();
-            assert!(e.starts_with(says), "{text:?}: {e}");
-        }
-        // The debug form never shows a token.
-        assert!(!format!("{t:?}").contains("0123456789"));
-    }
-
-    #[test]
     fn bearer_headers_are_read_case_insensitively() {
         let mut h = HeaderMap::new();
         assert_eq!(bearer(&h), None);
@@ -733,67 +523,5 @@ mod tests {
         assert_eq!(bearer(&h), Some("abc"));
         h.insert(header::AUTHORIZATION, "Basic abc".parse().unwrap());
         assert_eq!(bearer(&h), None);
-    }
-
-    #[test]
-    fn entries_are_checked_per_list() {
-        assert!(check_entry(List::Blacklist, "192.0.2.0/24").is_ok());
-        assert!(check_entry(List::Blacklist, "2001:db8::/32").is_ok());
-        assert!(check_entry(List::Blacklist, "mp1.example.org").is_err());
-        assert!(check_entry(List::Relays, "mp1.example.org:5000").is_ok());
-        assert!(check_entry(List::Relays, "[2001:db8::1]:5000").is_ok());
-        assert!(check_entry(List::Crossfeeds, "127.0.0.1").is_err());
-        assert!(check_entry(List::Relays, "a b:5000").is_err());
-        assert!(check_entry(List::Blacklist, "").is_err());
-        assert!(check_entry(List::Blacklist, &"1".repeat(300)).is_err());
-    }
-
-    #[test]
-    fn one_entry_has_one_spelling() {
-        let b = |e| canonical(List::Blacklist, e);
-        assert_eq!(b("192.0.2.1"), "192.0.2.1");
-        assert_eq!(b("192.0.2.1/32"), "192.0.2.1");
-        assert_eq!(b("10.1.2.3/8"), "10.0.0.0/8");
-        assert_eq!(b("2001:DB8::1"), "2001:db8::1");
-        assert_eq!(b("2001:db8::1/128"), "2001:db8::1");
-        assert_eq!(b("not an ip"), "not an ip");
-        let r = |e| canonical(List::Relays, e);
-        assert_eq!(r("MP1.Example.org:5000"), "mp1.example.org:5000");
-        assert_eq!(r("[2001:DB8::1]:5000"), "[2001:db8::1]:5000");
-        assert_eq!(r("192.0.2.1:5000"), "192.0.2.1:5000");
-    }
-
-    #[test]
-    fn the_overlay_replaces_only_the_three_lists() {
-        let mut f = config::File::default();
-        f.relay.blacklist = vec!["192.0.2.1".into()];
-        f.relay.whitelist = vec!["198.51.100.0/24".into()];
-        f.relay.name = "mp".into();
-        let mut o = Overlay::default();
-        o.record(
-            Change {
-                list: List::Blacklist,
-                value: "192.0.2.1".into(),
-                added: false,
-                by: "g".into(),
-                at: 1,
-            },
-            &f.relay.blacklist,
-        );
-        o.record(
-            Change {
-                list: List::Crossfeeds,
-                value: "127.0.0.1:5100".into(),
-                added: true,
-                by: "g".into(),
-                at: 2,
-            },
-            &[],
-        );
-        let e = overlaid(&f, &o);
-        assert!(e.relay.blacklist.is_empty());
-        assert_eq!(e.relay.crossfeeds, vec!["127.0.0.1:5100".to_string()]);
-        assert_eq!(e.relay.whitelist, f.relay.whitelist);
-        assert_eq!(e.relay.name, "mp");
     }
 }
