@@ -8,7 +8,7 @@
 //! returned by the kernel are clamped to the batch size before any buffer is indexed.
 
 use crate::wake::Wake;
-use socket2::SockAddr;
+use socket2::{SockAddr, SockAddrStorage};
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::SocketAddr;
@@ -318,8 +318,14 @@ impl RecvBatch {
         if len as usize > size_of::<libc::sockaddr_storage>() {
             return None;
         }
-        // SAFETY: the kernel wrote a socket address of `len` bytes into names[i].
-        let a = unsafe { SockAddr::new(self.names[i], len) };
+        let mut storage = SockAddrStorage::zeroed();
+        // SAFETY: sockaddr_storage is one of this platform's sockaddr types (the one
+        // SockAddrStorage wraps), and the kernel wrote a socket address of `len` bytes
+        // into names[i].
+        let a = unsafe {
+            *storage.view_as::<libc::sockaddr_storage>() = self.names[i];
+            SockAddr::new(storage, len)
+        };
         a.as_socket()
     }
 

@@ -3,7 +3,7 @@
 //! destinations (an engine's output), [`Destinations`] for one payload to a prepared
 //! list of destinations (the reflector's fan-out).
 
-use socket2::SockAddr;
+use socket2::{SockAddr, SockAddrStorage};
 use std::io;
 use std::mem::zeroed;
 use std::net::SocketAddr;
@@ -77,7 +77,7 @@ fn send_headers(fd: i32, hdrs: &mut [libc::mmsghdr], per_call: usize) -> Sent {
 /// destination, in as few system calls as the kernel allows.
 #[derive(Default)]
 pub struct SendBatch {
-    names: Vec<libc::sockaddr_storage>,
+    names: Vec<SockAddrStorage>,
     lens: Vec<libc::socklen_t>,
     iovs: Vec<libc::iovec>,
     hdrs: Vec<libc::mmsghdr>,
@@ -114,7 +114,7 @@ impl SendBatch {
         for i in 0..self.iovs.len() {
             // SAFETY: all-zero is a valid mmsghdr.
             let mut h: libc::mmsghdr = unsafe { zeroed() };
-            h.msg_hdr.msg_name = (&mut self.names[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_hdr.msg_name = (&mut self.names[i] as *mut SockAddrStorage).cast();
             h.msg_hdr.msg_namelen = self.lens[i];
             h.msg_hdr.msg_iov = &mut self.iovs[i];
             h.msg_hdr.msg_iovlen = 1;
@@ -132,7 +132,7 @@ impl SendBatch {
 /// converted once, and each send only points the shared iovec at the payload.
 pub struct Destinations {
     iov: Box<libc::iovec>,
-    names: Vec<libc::sockaddr_storage>,
+    names: Vec<SockAddrStorage>,
     hdrs: Vec<libc::mmsghdr>,
 }
 
@@ -157,7 +157,7 @@ impl Destinations {
         }
         let iov: *mut libc::iovec = &mut *s.iov;
         for (i, len) in lens.into_iter().enumerate() {
-            let name: *mut libc::sockaddr_storage = &mut s.names[i];
+            let name: *mut SockAddrStorage = &mut s.names[i];
             let h = &mut s.hdrs[i].msg_hdr;
             h.msg_name = name.cast();
             h.msg_namelen = len;
