@@ -84,6 +84,12 @@ fn init_logging(verbose: u8) {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // Two async workers, whatever the machine: the hot paths (relay and master
+    // datagrams) run on their own UDP worker threads (`udp_worker`, one or more per
+    // socket), not on tokio. The async side (HTTP, DNS, telnet, the tracker, the
+    // flight log's writer, the prober) needs little CPU; more workers would only
+    // compete with the UDP threads for the cores. Blocking work goes to tokio's
+    // separate blocking pool.
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

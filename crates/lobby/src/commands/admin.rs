@@ -187,43 +187,53 @@ async fn request(
             hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
                 .await
                 .map_err(|e| NoAnswer(format!("{url}: {e}")))?;
-        tokio::spawn(conn);
-        let mut req = Request::builder()
-            .method(method)
-            .uri(format!("{prefix}{path}"))
-            .header(hyper::header::HOST, authority.as_str())
-            .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
-            .header(hyper::header::ACCEPT, "application/json");
-        let body = match body {
-            Some(v) => {
-                req = req.header(hyper::header::CONTENT_TYPE, "application/json");
-                Full::new(Bytes::from(v.to_string()))
-            }
-            None => Full::new(Bytes::new()),
+        // The connection is driven here, beside the request (no task of its own);
+        // once it ends, the request holds its answer or its error.
+        let request = async move {
+            let mut req = Request::builder()
+                .method(method)
+                .uri(format!("{prefix}{path}"))
+                .header(hyper::header::HOST, authority.as_str())
+                .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
+                .header(hyper::header::ACCEPT, "application/json");
+            let body = match body {
+                Some(v) => {
+                    req = req.header(hyper::header::CONTENT_TYPE, "application/json");
+                    Full::new(Bytes::from(v.to_string()))
+                }
+                None => Full::new(Bytes::new()),
+            };
+            let req = req
+                .body(body)
+                .map_err(|e| NoAnswer(format!("bad request: {e}")))?;
+            let resp = send
+                .send_request(req)
+                .await
+                .map_err(|e| NoAnswer(format!("{url}: {e}")))?;
+            let status = resp.status();
+            let bytes = resp
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| NoAnswer(format!("{url}: {e}")))?
+                .to_bytes();
+            let value: Value = serde_json::from_slice(&bytes).unwrap_or_else(
+                |_| serde_json::json!({"error": String::from_utf8_lossy(&bytes).trim().to_string()}),
+            );
+            Ok(if status.is_success() {
+                Answer::Ok(value)
+            } else {
+                let why = value["error"].as_str().unwrap_or("").to_string();
+                Answer::Refused(status, why)
+            })
         };
-        let req = req
-            .body(body)
-            .map_err(|e| NoAnswer(format!("bad request: {e}")))?;
-        let resp = send
-            .send_request(req)
-            .await
-            .map_err(|e| NoAnswer(format!("{url}: {e}")))?;
-        let status = resp.status();
-        let bytes = resp
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| NoAnswer(format!("{url}: {e}")))?
-            .to_bytes();
-        let value: Value = serde_json::from_slice(&bytes).unwrap_or_else(
-            |_| serde_json::json!({"error": String::from_utf8_lossy(&bytes).trim().to_string()}),
-        );
-        Ok(if status.is_success() {
-            Answer::Ok(value)
-        } else {
-            let why = value["error"].as_str().unwrap_or("").to_string();
-            Answer::Refused(status, why)
-        })
+        let mut request = std::pin::pin!(request);
+        let mut conn = std::pin::pin!(conn);
+        tokio::select! {
+            biased;
+            r = &mut request => r,
+            _ = &mut conn => request.await,
+        }
     };
     Ok(match tokio::time::timeout(timeout, exchange).await {
         Ok(r) => r,
