@@ -5,7 +5,7 @@
 //! and stopped through `lobby::lifecycle`.
 
 use clap::{Parser, Subcommand};
-use lobby::commands::{admin, fg, fly, load, master_admin, query, serve, sim};
+use lobby::commands::{admin, fly, load, master_admin, query, serve, sim};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -51,7 +51,7 @@ enum Command {
     Load(load::LoadCommand),
     /// FlightGear discovery: relays (SRV/TXT) and TerraSync servers (NAPTR), as FlightGear resolves them.
     #[command(subcommand)]
-    Fg(fg::FgCommand),
+    Fg(fgquery::FgCommand),
     /// Fly one simulated FlightGear pilot to a relay (real position datagrams) until stopped.
     Fly(fly::FlyArgs),
 }
@@ -115,7 +115,7 @@ fn main() -> ExitCode {
             }
             Command::Load(cmd) => load::run(cmd).await,
             Command::Query(cmd) => query::run(cmd).await,
-            Command::Fg(cmd) => fg::run(cmd).await,
+            Command::Fg(cmd) => fgquery::run(cmd).await,
             Command::Fly(args) => fly::run(args).await.map(|()| ExitCode::SUCCESS),
         }
     });

@@ -2,7 +2,6 @@
 //! `relay`, `master` and `dns` share `serve`).
 
 pub mod admin;
-pub mod fg;
 pub mod fly;
 pub mod load;
 pub mod master_admin;

@@ -1,4 +1,4 @@
-//! `lobby fg`: FlightGear discovery as FlightGear itself does it.
+//! Querying FlightGear's network as FlightGear itself does: `lobby fg`.
 //!
 //! - `lobby fg servers`: the in-sim multiplayer dialog's lookup. SRV
 //!   `_fgms._udp.<domain>`, sorted by priority ascending then weight descending, port 0
@@ -14,6 +14,7 @@
 
 pub mod args;
 mod dns;
+pub mod ping;
 mod servers;
 mod terrasync;
 

@@ -2,7 +2,7 @@
 
 use super::args::*;
 use super::dns::*;
-use crate::services::dns::probe::ping_relay;
+use crate::ping::ping_relay;
 use anyhow::Result;
 use directory::probe::{Ping, CLIENT_CALLSIGN};
 use hickory_proto::rr::{Name, RData, RecordType};
