@@ -15,6 +15,8 @@ use std::time::Duration;
 mod admin;
 mod dns;
 pub mod fgms_conf;
+#[cfg(feature = "flags")]
+pub mod flags;
 mod history;
 mod http;
 mod master;

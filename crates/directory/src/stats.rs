@@ -44,6 +44,17 @@ pub mod families {
             "Zone transfer requests, by result (allowed, refused_unsigned, refused_bad_tsig).",
         )
         .label("result");
+        // Set by the binary from its snapshot, and recorded by its prober.
+        RELAYS = Family::gauge("lobby_dns_relays", "Published relays by health (up, down).")
+            .label("state")
+            .label_doc("`state`: up, down")
+            .elsewhere();
+        ZONE_SERIAL = Family::gauge("lobby_dns_zone_serial", "The SOA serial served now.")
+            .elsewhere();
+        PROBE_RTT = Family::histogram(
+            "lobby_dns_probe_rtt_seconds",
+            "Round trip of the directory's probe to a relay that answered.",
+        );
     }
 }
 

@@ -14,6 +14,7 @@
 
 pub mod echo;
 pub mod fg;
+pub mod fly;
 mod histogram;
 mod layout;
 mod limits;

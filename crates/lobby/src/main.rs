@@ -4,8 +4,11 @@
 //! commands and parts live in the `lobby` library (`lib.rs`), every part started
 //! and stopped through `lobby::lifecycle`.
 
+use ::query::cli as query;
+use ::query::master_admin;
 use clap::{Parser, Subcommand};
-use lobby::commands::{admin, fly, load, master_admin, query, serve, sim};
+use loadgen::fly;
+use lobby::commands::{admin, load, serve, sim};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

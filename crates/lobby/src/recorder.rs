@@ -9,12 +9,13 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 /// Relay fan-out: datagrams sent per datagram received.
-pub const RELAY_FANOUT: &str = "lobby_relay_fanout_datagrams";
+pub const RELAY_FANOUT: &str = relay::stats::families::FANOUT.name;
 /// Master scan reply pages per scan request.
-pub const MASTER_SCAN_PAGES: &str = "lobby_master_scan_reply_pages";
+pub const MASTER_SCAN_PAGES: &str = master::stats::families::SCAN_PAGES.name;
 /// DNS prober round trip to a relay.
-pub const DNS_PROBE_RTT: &str = "lobby_dns_probe_rtt_seconds";
-/// HTTP request time until the response head.
+pub const DNS_PROBE_RTT: &str = directory::stats::families::PROBE_RTT.name;
+/// HTTP request time until the response head (declared with the HTTP server's
+/// counters, `crate::http::conn`).
 pub const HTTP_REQUEST_TIME: &str = "lobby_http_request_duration_seconds";
 
 /// Bucket bounds of each histogram.

@@ -1,13 +1,18 @@
 //! The binary crate's shape, checked from its sources: no import cycle between its
 //! modules (read from `crate::`, `super::`, `self::` and child-module paths, in `use`
-//! lines and in code), nothing below `http` importing from it, and no file over
-//! [`MAX_FILE_LINES`] lines.
+//! lines and in code), nothing below `http` importing from it, no file over
+//! [`MAX_FILE_LINES`] lines and the crate under [`MAX_CRATE_LINES`].
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The longest a source file of `crates/lobby/src` may be.
 const MAX_FILE_LINES: usize = 700;
+
+/// The most lines `crates/lobby/src` may hold: the binary crate wires the parts
+/// together; what can be named (a protocol, an engine, a client, the configuration)
+/// lives in a crate named for it.
+const MAX_CRATE_LINES: usize = 9_000;
 
 /// A module of the crate: `http::admin::auth` for `src/http/admin/auth.rs`, `http` for
 /// `src/http/mod.rs`, the empty path for `lib.rs`.
@@ -308,6 +313,17 @@ fn no_file_is_longer_than_the_limit() {
         .filter(|(_, n)| *n > MAX_FILE_LINES)
         .collect();
     assert!(long.is_empty(), "over {MAX_FILE_LINES} lines: {long:?}");
+}
+
+#[test]
+fn the_binary_crate_stays_small() {
+    let mut all = modules();
+    all.insert(
+        "main".into(),
+        std::fs::read_to_string(src().join("main.rs")).unwrap(),
+    );
+    let n: usize = all.values().map(|t| t.lines().count()).sum();
+    assert!(n < MAX_CRATE_LINES, "crates/lobby/src holds {n} lines");
 }
 
 /// The checker itself: a cycle, an upward import and a group are seen.

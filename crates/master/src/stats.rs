@@ -98,6 +98,19 @@ pub mod families {
             "lobby_master_servers_registered",
             "Servers in the master's table now, every gamedir.",
         );
+        // Set by the binary from its snapshot of the table, and recorded by its UDP
+        // workers per scan.
+        SERVERS = Family::gauge(
+            "lobby_master_servers",
+            "Servers listed now, by gamedir (the 20 largest; the rest summed as (other)).",
+        )
+        .label("gamedir")
+        .label_doc("`gamedir` (at most 20, then `(other)`)")
+        .elsewhere();
+        SCAN_PAGES = Family::histogram(
+            "lobby_master_scan_reply_pages",
+            "Reply datagrams (list pages) per scan request.",
+        );
     }
 }
 

@@ -10,8 +10,12 @@
 //! [`scan_masters`] asks Xash3D masters for their lists, all at once, and
 //! [`MergedList`] merges them, so each listed server is queried once.
 
+#[cfg(feature = "cli")]
+pub mod cli;
 mod client_socket;
 pub mod driver;
+#[cfg(feature = "cli")]
+pub mod master_admin;
 pub mod master_scan;
 pub mod session;
 

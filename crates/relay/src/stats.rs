@@ -116,6 +116,11 @@ pub mod families {
         )
         .label("reason")
         .label_note("every relay drop reason");
+        // Recorded by the binary's UDP workers, per datagram received.
+        FANOUT = Family::histogram(
+            "lobby_relay_fanout_datagrams",
+            "Datagrams the relay sent for each datagram it received.",
+        );
     }
 }
 

@@ -2,9 +2,6 @@
 //! `relay`, `master` and `dns` share `serve`).
 
 pub mod admin;
-pub mod fly;
 pub mod load;
-pub mod master_admin;
-pub mod query;
 pub mod serve;
 pub mod sim;

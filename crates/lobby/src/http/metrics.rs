@@ -22,7 +22,8 @@ use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
 use std::collections::HashMap;
 use telemetry::{Kind, Table};
 
-/// The families only the binary sets, each placed in [`TABLES`] beside its part's.
+/// The families of the process itself (each part declares its own, the histograms
+/// and gauges the binary sets for it included).
 pub mod families {
     use telemetry::Family;
 
@@ -36,46 +37,6 @@ pub mod families {
         .label("version")
         .label_doc("`version`")
         .elsewhere();
-    }
-
-    telemetry::families! {
-        /// The relay's histogram.
-        pub const RELAY;
-        FANOUT = Family::histogram(
-            crate::recorder::RELAY_FANOUT,
-            "Datagrams the relay sent for each datagram it received.",
-        );
-    }
-
-    telemetry::families! {
-        /// The master's gauge from the snapshot and its histogram.
-        pub const MASTER;
-        SERVERS = Family::gauge(
-            "lobby_master_servers",
-            "Servers listed now, by gamedir (the 20 largest; the rest summed as (other)).",
-        )
-        .label("gamedir")
-        .label_doc("`gamedir` (at most 20, then `(other)`)")
-        .elsewhere();
-        SCAN_PAGES = Family::histogram(
-            crate::recorder::MASTER_SCAN_PAGES,
-            "Reply datagrams (list pages) per scan request.",
-        );
-    }
-
-    telemetry::families! {
-        /// The directory's gauges from the snapshot and its histogram.
-        pub const DNS;
-        RELAYS = Family::gauge("lobby_dns_relays", "Published relays by health (up, down).")
-            .label("state")
-            .label_doc("`state`: up, down")
-            .elsewhere();
-        ZONE_SERIAL = Family::gauge("lobby_dns_zone_serial", "The SOA serial served now.")
-            .elsewhere();
-        PROBE_RTT = Family::histogram(
-            crate::recorder::DNS_PROBE_RTT,
-            "Round trip of the directory's probe to a relay that answered.",
-        );
     }
 
     telemetry::families! {
@@ -103,9 +64,6 @@ macro_rules! set_elsewhere {
 
 set_elsewhere! {
     BUILD = families::BUILD;
-    RELAY = families::RELAY;
-    MASTER = families::MASTER;
-    DNS = families::DNS;
     PROCESS = families::PROCESS;
 }
 
@@ -113,11 +71,8 @@ set_elsewhere! {
 pub const TABLES: &[&Table] = &[
     BUILD,
     relay::Stats::TABLE,
-    RELAY,
     master::Stats::TABLE,
-    MASTER,
     directory::stats::Stats::TABLE,
-    DNS,
     crate::http::conn::HttpStats::TABLE,
     crate::services::history::HistoryStats::TABLE,
     crate::services::tracker::server::TrackerStats::TABLE,

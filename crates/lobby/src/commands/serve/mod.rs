@@ -3,11 +3,10 @@
 //! serves until SIGTERM/SIGINT (SIGHUP reloads the configuration and keeps all state)
 //! or until a part fails, then stops everything through the same supervisor.
 
-mod args;
 mod backbone;
 
-pub use args::{DnsArgs, MasterArgs, RelayArgs, TrackerArgs};
 use backbone::{Backbone, Parts};
+pub use config::flags::{DnsArgs, MasterArgs, RelayArgs, TrackerArgs};
 
 use crate::lifecycle::{Signal, Signals};
 use anyhow::Result;

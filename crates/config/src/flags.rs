@@ -1,5 +1,6 @@
-//! The flags of the serving commands (`lobby relay`, `master`, `dns`, `tracker`),
-//! each overriding the configuration file, and how each applies itself to it.
+//! The flags of the serving commands (`lobby relay`, `master`, `dns`, `tracker`):
+//! the last layer over the TOML file and fgms.conf. Each `resolve` reads the files
+//! it names and applies itself over them, giving the [`crate::File`] the command runs.
 
 use anyhow::{Context, Result};
 use clap::Args;
@@ -92,10 +93,11 @@ pub struct TrackerArgs {
 }
 
 impl TrackerArgs {
-    pub(super) fn resolve(&self) -> Result<config::File> {
+    /// The configuration these flags give: the files they name, then the flags.
+    pub fn resolve(&self) -> Result<crate::File> {
         let mut f = match &self.config {
-            Some(p) => config::load(p)?,
-            None => config::File::default(),
+            Some(p) => crate::load(p)?,
+            None => crate::File::default(),
         };
         if f.tracker.listen.is_empty() {
             f.tracker.listen = vec!["0.0.0.0:8000".into(), "[::]:8000".into()];
@@ -107,7 +109,7 @@ impl TrackerArgs {
             let (name, address) = a
                 .split_once('=')
                 .with_context(|| format!("--allow {a:?}: expected NAME=IP[/LEN]"))?;
-            f.tracker.relay.push(config::TrackerRelay {
+            f.tracker.relay.push(crate::TrackerRelay {
                 name: name.to_string(),
                 address: address.to_string(),
                 // Kept off the command line: `[[tracker.relay]] secret`.
@@ -204,10 +206,11 @@ pub struct DnsArgs {
 }
 
 impl DnsArgs {
-    pub(super) fn resolve(&self) -> Result<config::File> {
+    /// The configuration these flags give: the files they name, then the flags.
+    pub fn resolve(&self) -> Result<crate::File> {
         let mut f = match &self.config {
-            Some(p) => config::load(p)?,
-            None => config::File::default(),
+            Some(p) => crate::load(p)?,
+            None => crate::File::default(),
         };
         if !self.listen.is_empty() {
             f.dns.listen = self
@@ -252,10 +255,11 @@ impl DnsArgs {
 }
 
 impl MasterArgs {
-    pub(super) fn resolve(&self) -> Result<config::File> {
+    /// The configuration these flags give: the files they name, then the flags.
+    pub fn resolve(&self) -> Result<crate::File> {
         let mut f = match &self.config {
-            Some(p) => config::load(p)?,
-            None => config::File::default(),
+            Some(p) => crate::load(p)?,
+            None => crate::File::default(),
         };
         let m = &mut f.master;
         if !self.listen.is_empty() {
@@ -298,28 +302,29 @@ impl MasterArgs {
 impl RelayArgs {
     /// The relay's configuration: the file's `[relay]` and `[http]` limits, then
     /// fgms.conf, then these flags; HTTP listens only where `--http` says.
-    pub(super) fn resolve(&self) -> Result<config::File> {
+    /// The configuration these flags give: the files they name, then the flags.
+    pub fn resolve(&self) -> Result<crate::File> {
         let file = match &self.config {
-            Some(p) => config::load(p)?,
-            None => config::File::default(),
+            Some(p) => crate::load(p)?,
+            None => crate::File::default(),
         };
         let mut http = file.http;
         http.listen = self.http.clone();
-        Ok(config::File {
+        Ok(crate::File {
             relay: self.resolve_relay(file.relay)?,
             http,
             history: file.history,
             admin: file.admin,
-            ..config::File::default()
+            ..crate::File::default()
         })
     }
 
     /// The `[relay]` settings: TOML file, then fgms.conf, then these flags.
-    fn resolve_relay(&self, mut r: config::RelaySection) -> Result<config::RelaySection> {
+    fn resolve_relay(&self, mut r: crate::RelaySection) -> Result<crate::RelaySection> {
         if let Some(p) = &self.fgms_config {
             let text = std::fs::read_to_string(p)
                 .with_context(|| format!("cannot read fgms config {}", p.display()))?;
-            let parsed = config::fgms_conf::apply(&text, &p.display().to_string(), &mut r)?;
+            let parsed = crate::fgms_conf::apply(&text, &p.display().to_string(), &mut r)?;
             for k in parsed.ignored {
                 tracing::warn!(key = %k, "fgms option has no effect in lobby");
             }

@@ -1,11 +1,11 @@
 //! `lobby query`: ask game servers and masters, as players' tools do.
 
-use anyhow::Result;
-use clap::{Args, Subcommand};
-use query::{
+use crate::{
     ansi_colors, run_many, scan_masters, strip_colors, ConnectResult, Kind, MergedList, Outcome,
     QueryOptions, ScanSpec,
 };
+use anyhow::Result;
+use clap::{Args, Subcommand};
 use std::io::IsTerminal;
 use std::net::SocketAddr;
 use std::process::ExitCode;
