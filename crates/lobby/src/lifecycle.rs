@@ -59,6 +59,27 @@ pub fn tcp_listener(addr: SocketAddr, what: &str) -> Result<tokio::net::TcpListe
     tokio::net::TcpListener::from_std(l).with_context(|| format!("cannot register {what} {addr}"))
 }
 
+/// The next connection on `l`. A failed accept (out of descriptors, a connection
+/// reset before it was accepted) is logged with `what`, passed to `failed` (a
+/// counter) and followed by a short pause, so a full descriptor table is no busy
+/// loop. Cancel-safe: every TCP listener's accept loop selects on it beside its stop.
+pub async fn accept(
+    l: &tokio::net::TcpListener,
+    what: &str,
+    failed: impl Fn(),
+) -> (tokio::net::TcpStream, SocketAddr) {
+    loop {
+        match l.accept().await {
+            Ok(c) => return c,
+            Err(e) => {
+                failed();
+                tracing::warn!(error = %e, "{what} accept failed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+}
+
 /// Locks, ignoring poison: a worker that panicked while holding an engine must not
 /// stop the others (the engines keep their tables consistent at every return).
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

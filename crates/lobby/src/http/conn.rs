@@ -13,7 +13,7 @@
 //!
 //! Every refusal and every timeout is counted ([`HttpStats`], `/stats` → `http`).
 
-use crate::lifecycle::Stop;
+use crate::lifecycle::{accept, Stop};
 use anyhow::Result;
 use axum::response::Response;
 use config::Limits;
@@ -178,17 +178,7 @@ pub async fn accept_loop(
     let mut conns = JoinSet::new();
     loop {
         let (tcp, peer) = tokio::select! {
-            r = l.accept() => match r {
-                Ok(x) => x,
-                Err(e) => {
-                    // Out of descriptors, or a connection reset before it was accepted:
-                    // pause a little so a full descriptor table is no busy loop.
-                    shared.stats.count(Reason::AcceptErrors);
-                    tracing::warn!(error = %e, "HTTP accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+            c = accept(&l, "HTTP", || shared.stats.count(Reason::AcceptErrors)) => c,
             Some(_) = conns.join_next(), if !conns.is_empty() => continue,
             _ = stop.stopped() => break,
         };

@@ -1,7 +1,7 @@
 //! The relay's telnet pilot list (fgms's port 5001): one rendering shared by every
 //! connection for up to a second, within per-source and total connection caps.
 
-use crate::lifecycle::{lock, Stop, Tasks};
+use crate::lifecycle::{accept, lock, Stop, Tasks};
 use anyhow::Result;
 use config::TelnetOptions;
 use relay::stats::add;
@@ -77,17 +77,9 @@ pub(super) async fn serve(
     stop: Stop,
 ) -> Result<()> {
     loop {
-        let accepted = tokio::select! {
-            a = listener.accept() => a,
+        let (mut conn, peer) = tokio::select! {
+            c = accept(&listener, "telnet", || {}) => c,
             _ = stop.stopped() => return Ok(()),
-        };
-        let (mut conn, peer) = match accepted {
-            Ok(c) => c,
-            Err(e) => {
-                tracing::warn!(error = %e, "telnet accept failed");
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            }
         };
         crate::lifecycle::injected_panic("relay-telnet");
         let admitted = match list.open.acquire(peer.ip()) {

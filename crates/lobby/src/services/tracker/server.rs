@@ -14,7 +14,7 @@
 //!   POSITION samples it, DISCONNECT ends it); when a relay's connection ends, its
 //!   open flights end at their last position.
 
-use crate::lifecycle::{listening, tcp_listener, Stop, Supervisor};
+use crate::lifecycle::{accept, listening, tcp_listener, Stop, Supervisor};
 use crate::services::history::{History, Input};
 use anyhow::Result;
 use config::AllowedRelay;
@@ -203,14 +203,7 @@ async fn accept_loop(l: TcpListener, shared: Arc<Shared>, stop: Stop) -> Result<
     let mut conns = tokio::task::JoinSet::new();
     loop {
         let (sock, peer) = tokio::select! {
-            r = l.accept() => match r {
-                Ok(x) => x,
-                Err(e) => {
-                    tracing::warn!(error = %e, "tracker accept failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+            c = accept(&l, "tracker", || {}) => c,
             Some(_) = conns.join_next(), if !conns.is_empty() => continue,
             _ = stop.stopped() => break,
         };
