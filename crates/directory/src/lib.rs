@@ -19,15 +19,20 @@
 
 pub mod error;
 pub mod health;
+#[cfg(feature = "dns")]
 pub mod model;
 pub mod mpserver;
 pub mod mpservers_xml;
 pub mod probe;
+#[cfg(feature = "dns")]
 pub mod push;
 pub mod stats;
 pub mod terrasync;
+#[cfg(feature = "dns")]
 pub mod zone;
 
 pub use error::Error;
+#[cfg(feature = "dns")]
 pub use model::{Config, Directory, RelayConfig, TrackedRelay, Transition, ZoneConfig, ZoneUpdate};
+#[cfg(feature = "dns")]
 pub use zone::Scenery;
