@@ -9,15 +9,22 @@ fn up_starts_every_part_and_says_where_it_listens() {
     let dir = std::env::temp_dir().join(format!("lobby-up-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("up.toml");
-    // The embedded defaults use the standard ports; tests use port 0 (same file shape).
-    let text = lobby_default()
-        .replace(":5000", ":0")
-        .replace(":5001", ":0")
-        .replace(":8000", ":0")
-        .replace(
-            "sqlite:lobby-history.sqlite",
-            &format!("sqlite:{}", dir.join("history.sqlite").display()),
-        );
+    // The embedded defaults use the standard ports; tests use port 0 (same file shape):
+    // every listener of the file (a port left fixed made this test fail whenever
+    // anything else held it, a running `lobby up` for one).
+    let text = [
+        ":5000\"", ":5001\"", ":27010\"", ":8080\"", ":5353\"", ":8000\"",
+    ]
+    .into_iter()
+    .fold(lobby_default(), |t, port| t.replace(port, ":0\""));
+    assert!(
+        !text.contains(":5353\"") && text.matches(":0\"").count() >= 8,
+        "every listener on port 0: {text}"
+    );
+    let text = text.replace(
+        "sqlite:lobby-history.sqlite",
+        &format!("sqlite:{}", dir.join("history.sqlite").display()),
+    );
     std::fs::write(&f, text).unwrap();
     // relay udp ×2 + telnet, master udp ×2, dns udp + tcp, tracker, 3 simulated
     // servers, http.
