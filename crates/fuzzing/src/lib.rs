@@ -9,6 +9,7 @@ pub mod fgmp_datagram;
 pub mod fgmp_props;
 pub mod fgmp_routing;
 pub mod fgms_conf;
+pub mod master_curated;
 pub mod query_session;
 pub mod relay_engine;
 pub mod telnet_render;
@@ -27,6 +28,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("fgmp_props", fgmp_props::run),
     ("fgmp_routing", fgmp_routing::run),
     ("fgms_conf", fgms_conf::run),
+    ("master_curated", master_curated::run),
     ("query_session", query_session::run),
     ("relay_engine", relay_engine::run),
     ("telnet_render", telnet_render::run),

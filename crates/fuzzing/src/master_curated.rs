@@ -1,0 +1,18 @@
+//! The curated server-list reader (`master::curated`, FWGS/server-list's
+//! `servers/<gamedir>.toml`) on arbitrary text: never panics, and every entry it
+//! accepts has a host, a port and the line of its `[[server]]` header.
+
+/// The fuzz target's body: arbitrary bytes in (read as UTF-8, lossily).
+pub fn run(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    match master::curated::parse(&text, "fuzz.toml") {
+        Ok(servers) => {
+            let lines = text.lines().count().max(1);
+            for s in servers {
+                assert!(s.port > 0 && !s.host_part.is_empty(), "{s:?}");
+                assert!(s.line >= 1 && s.line <= lines, "{s:?}");
+            }
+        }
+        Err(e) => assert_eq!(e.file, "fuzz.toml"),
+    }
+}
