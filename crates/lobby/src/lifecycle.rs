@@ -60,9 +60,10 @@ pub fn tcp_listener(addr: SocketAddr, what: &str) -> Result<tokio::net::TcpListe
 }
 
 /// The next connection on `l`. A failed accept (out of descriptors, a connection
-/// reset before it was accepted) is logged with `what`, passed to `failed` (a
-/// counter) and followed by a short pause, so a full descriptor table is no busy
-/// loop. Cancel-safe: every TCP listener's accept loop selects on it beside its stop.
+/// reset before it was accepted) is passed to `failed` (a counter), logged with
+/// `what` (at warn at most once a second across listeners), and followed by a short
+/// pause, so a full descriptor table is neither a busy loop nor a log flood.
+/// Cancel-safe: every TCP listener's accept loop selects on it beside its stop.
 pub async fn accept(
     l: &tokio::net::TcpListener,
     what: &str,
@@ -72,8 +73,13 @@ pub async fn accept(
         match l.accept().await {
             Ok(c) => return c,
             Err(e) => {
+                static GATE: telemetry::LogGate = telemetry::LogGate::new();
                 failed();
-                tracing::warn!(error = %e, "{what} accept failed");
+                if GATE.warn_at(udp::time::unix_secs() as u64) {
+                    tracing::warn!(error = %e, "{what} accept failed");
+                } else {
+                    tracing::debug!(error = %e, "{what} accept failed");
+                }
                 tokio::time::sleep(Duration::from_millis(50)).await;
             }
         }

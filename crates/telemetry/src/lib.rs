@@ -538,6 +538,36 @@ pub trait Counters: Send + Sync {
     }
 }
 
+/// Lets a repeated log line out at warn at most once a second, and at a lower level
+/// the rest of the time: what strangers can trigger at will (refused requests, failed
+/// accepts) is counted every time but never floods the log. The caller gives the time.
+#[derive(Debug)]
+pub struct LogGate {
+    last_warn_sec: std::sync::atomic::AtomicU64,
+}
+
+impl LogGate {
+    /// A gate that has let nothing through yet.
+    pub const fn new() -> LogGate {
+        LogGate {
+            last_warn_sec: std::sync::atomic::AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// Whether a line at Unix second `now` goes out at warn (the first of its second).
+    pub fn warn_at(&self, now: u64) -> bool {
+        self.last_warn_sec
+            .swap(now, std::sync::atomic::Ordering::Relaxed)
+            != now
+    }
+}
+
+impl Default for LogGate {
+    fn default() -> LogGate {
+        LogGate::new()
+    }
+}
+
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __opt {

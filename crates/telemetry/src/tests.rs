@@ -238,3 +238,14 @@ fn concat_keeps_order() {
     let c: [Def; 3] = concat(&a, &b);
     assert_eq!(c.map(|d| d.key), ["a", "b", "c"]);
 }
+
+#[test]
+fn the_log_gate_lets_one_warning_out_per_second() {
+    let g = crate::LogGate::new();
+    assert!(g.warn_at(0), "the first line ever goes out");
+    assert!(!g.warn_at(0));
+    assert!(!g.warn_at(0));
+    assert!(g.warn_at(1));
+    assert!(!g.warn_at(1));
+    assert!(g.warn_at(7));
+}

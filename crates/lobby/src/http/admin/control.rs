@@ -126,8 +126,8 @@ pub struct Admin {
     pub started: SystemTime,
     /// SIGHUPs applied.
     pub reloads: AtomicU64,
-    /// The Unix second of the last refusal logged at warn.
-    last_refusal_log: AtomicU64,
+    /// Refusals reach the log at warn at most once a second.
+    refusal_log: telemetry::LogGate,
     /// Counters.
     pub stats: Arc<AdminStats>,
 }
@@ -188,7 +188,7 @@ impl Admin {
             relay: OnceLock::new(),
             started: SystemTime::now(),
             reloads: AtomicU64::new(0),
-            last_refusal_log: AtomicU64::new(0),
+            refusal_log: telemetry::LogGate::new(),
             stats: Arc::default(),
         }))
     }
@@ -253,8 +253,7 @@ impl Admin {
     /// Logs a refusal at warn at most once a second (a flood of them would flood the
     /// log; the counters count every one), else at debug.
     fn log_refusal(&self, peer: Option<SocketAddr>, reason: &str) {
-        let now = udp::time::unix_secs() as u64;
-        if self.last_refusal_log.swap(now, Relaxed) != now {
+        if self.refusal_log.warn_at(udp::time::unix_secs() as u64) {
             tracing::warn!(peer = %peer_text(peer), reason, "admin request refused");
         } else {
             tracing::debug!(peer = %peer_text(peer), reason, "admin request refused");
