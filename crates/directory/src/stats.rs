@@ -132,11 +132,4 @@ mod tests {
     fn families_and_series_match_the_frozen_copy() {
         assert_eq!(Stats::TABLE.summary(), include_str!("stats.frozen"));
     }
-
-    #[test]
-    fn the_api_document_has_these_rows() {
-        let doc = include_str!("../../../docs/API.md");
-        let rows = Stats::TABLE.doc_rows();
-        assert!(doc.contains(&rows), "docs/API.md lacks:\n{rows}");
-    }
 }
