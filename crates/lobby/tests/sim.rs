@@ -523,3 +523,68 @@ fn lobby_sim_listens_on_loopback_by_default() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--listen-ip"));
 }
+
+#[test]
+fn lobby_sim_protocol_48_answers_a2s_only_and_registers_nowhere() {
+    // A fake master: a GoldSrc server sends it nothing, not even at shutdown.
+    let fake = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let fake_addr = fake.local_addr().unwrap();
+    let s = sim(
+        &[
+            "--protocol",
+            "48",
+            "--master",
+            &fake_addr.to_string(),
+            "--players",
+            "2",
+            "--gamedir",
+            "cstrike",
+        ],
+        1,
+    );
+    let a = s.addr("sim", "udp");
+    let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    let ask = |p: &[u8], buf: &mut [u8]| -> Option<Vec<u8>> {
+        c.send_to(p, a).unwrap();
+        c.recv_from(buf).ok().map(|(n, _)| buf[..n].to_vec())
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let info = loop {
+        if let Some(r) = ask(b"\xff\xff\xff\xffTSource Engine Query\0", &mut buf) {
+            break xash::a2s::InfoReply::decode(&r).unwrap();
+        }
+        assert!(Instant::now() < deadline, "no A2S_INFO answer");
+    };
+    assert_eq!(info.protocol, 48);
+    assert_eq!(info.folder, b"cstrike");
+    assert_eq!(info.players, 2);
+    // A2S_PLAYER after the challenge.
+    let r = ask(b"\xff\xff\xff\xffU\xff\xff\xff\xff", &mut buf).expect("challenge");
+    let challenge = xash::a2s::ChallengeReply::decode(&r).unwrap().challenge;
+    let mut p = b"\xff\xff\xff\xffU".to_vec();
+    p.extend_from_slice(&challenge.to_le_bytes());
+    let r = ask(&p, &mut buf).expect("players");
+    assert_eq!(
+        xash::a2s::PlayersReply::decode(&r).unwrap().players.len(),
+        2
+    );
+    // The Xash text queries get nothing.
+    for q in [&b"info 49"[..], b"info 48", b"ping"] {
+        let p = [&b"\xff\xff\xff\xff"[..], q].concat();
+        assert_eq!(ask(&p, &mut buf), None, "{}", String::from_utf8_lossy(q));
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !s.stderr().contains("--master is ignored") {
+        assert!(Instant::now() < deadline, "no warning: {}", s.stderr());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(s.stop().success());
+    fake.set_nonblocking(true).unwrap();
+    assert!(
+        fake.recv_from(&mut buf).is_err(),
+        "no heartbeat and no b\\n to the master"
+    );
+}

@@ -20,6 +20,63 @@ pub const MAX_CLIENTS: u8 = 32;
 /// Longest player name the engine keeps (`MAX_SCOREBOARDNAME` − 1).
 pub const MAX_NAME: usize = 31;
 
+/// Which engine a simulated server is, by the protocol number it reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Protocol {
+    /// 49, Xash3D FWGS: heartbeats to masters, the text queries (`info 49`,
+    /// `ping`), A2S, NAT connects and the connect handshake.
+    #[default]
+    Xash,
+    /// 48, GoldSrc (a Steam HLDS since the 2013 update): A2S_INFO (`I` reply with
+    /// protocol 48), A2S_PLAYER and A2S_RULES only. Xash text queries and the
+    /// connect handshake are ignored, and masters are neither sent heartbeats nor
+    /// treated specially (a master's A2S query is answered like anyone's), so the
+    /// server can only be listed by hand, as a `gs` entry.
+    GoldSrc,
+}
+
+impl Protocol {
+    /// The protocol number: 49 or 48.
+    pub fn number(self) -> u8 {
+        match self {
+            Protocol::Xash => xash::PROTOCOL_VERSION,
+            Protocol::GoldSrc => 48,
+        }
+    }
+
+    /// The protocol with this number, if it is 49 or 48.
+    pub fn from_number(n: u8) -> Option<Protocol> {
+        [Protocol::Xash, Protocol::GoldSrc]
+            .into_iter()
+            .find(|p| p.number() == n)
+    }
+}
+
+impl std::fmt::Display for Protocol {
+    /// The number, as `--protocol` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.number())
+    }
+}
+
+/// A protocol number other than 49 or 48.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("protocol {0:?} is not simulated: 49 = Xash3D FWGS, 48 = GoldSrc")]
+pub struct ProtocolError(pub String);
+
+impl std::str::FromStr for Protocol {
+    type Err = ProtocolError;
+
+    /// `49` or `48`.
+    fn from_str(s: &str) -> Result<Protocol, ProtocolError> {
+        s.trim()
+            .parse::<u8>()
+            .ok()
+            .and_then(Protocol::from_number)
+            .ok_or_else(|| ProtocolError(s.to_string()))
+    }
+}
+
 /// A player (or bot) who is on the server from the start.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Player {
@@ -35,6 +92,9 @@ pub struct Player {
 /// [`crate::Server::new`] refuses an invalid one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
+    /// Which engine the server is: 49 (Xash3D FWGS, the default) or 48 (GoldSrc:
+    /// A2S only, no heartbeats; `masters` is then ignored).
+    pub protocol: Protocol,
     /// `hostname`.
     pub hostname: String,
     /// Current map (`sv.name`).
@@ -98,6 +158,7 @@ impl Default for Config {
     /// A valve deathmatch server with no players and no masters.
     fn default() -> Self {
         Config {
+            protocol: Protocol::Xash,
             hostname: "lobby sim".into(),
             map: "crossfire".into(),
             gamedir: "valve".into(),

@@ -2,7 +2,7 @@
 //! rules, all derived from one seed: the same [`FleetSpec`] always gives the same
 //! servers, so a test can compute what a query tool must show.
 
-use crate::config::{Config, ConfigError, Player, MAX_CLIENTS};
+use crate::config::{Config, ConfigError, Player, Protocol, MAX_CLIENTS};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
@@ -14,7 +14,10 @@ pub struct FleetSpec {
     pub count: u16,
     /// Seed for everything generated.
     pub seed: u64,
-    /// Masters every server registers with.
+    /// Which engine every server is: 49 (Xash3D FWGS) or 48 (GoldSrc: A2S only,
+    /// no heartbeats, `masters` ignored).
+    pub protocol: Protocol,
+    /// Masters every server registers with (protocol 49 only).
     pub masters: Vec<SocketAddr>,
     /// IP the servers listen on.
     pub listen_ip: IpAddr,
@@ -53,6 +56,7 @@ impl Default for FleetSpec {
         FleetSpec {
             count: 1,
             seed: 1,
+            protocol: Protocol::Xash,
             masters: Vec::new(),
             listen_ip: IpAddr::V4(Ipv4Addr::LOCALHOST),
             base_port: 0,
@@ -295,6 +299,7 @@ impl FleetSpec {
             }
         }
         let config = Config {
+            protocol: self.protocol,
             hostname,
             map,
             gamedir: self.gamedir.clone(),

@@ -18,6 +18,10 @@
 //!   `disconnect` or is silent for 30 s;
 //! - `b\n` to every master on shutdown.
 //!
+//! With [`Protocol::GoldSrc`] (`Config::protocol`) the server is a GoldSrc (48)
+//! server instead: A2S_INFO (protocol 48), A2S_PLAYER and A2S_RULES only, no
+//! heartbeats, no Xash text queries, no handshake, so `gs` entries can be tested.
+//!
 //! It reads no clock and owns no socket: the caller passes `now` and sends what it
 //! returns. [`fleet::FleetSpec`] generates plausible, varied servers from a seed.
 
@@ -25,7 +29,7 @@ pub mod config;
 pub mod fleet;
 pub mod server;
 
-pub use config::{Config, ConfigError, Player};
+pub use config::{Config, ConfigError, Player, Protocol, ProtocolError};
 pub use fleet::FleetSpec;
 pub use sansio::{Outbox, Transmit};
 pub use server::{Occupant, OccupantKind, Server, Stats};

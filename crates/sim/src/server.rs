@@ -1,6 +1,6 @@
 //! The simulated server: a pure state machine fed `(packet, from, now)`.
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, Protocol};
 use sansio::Outbox;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -78,6 +78,9 @@ pub struct Stats {
     pub client_timeouts: u64,
     /// Non-connectionless datagrams from connected clients (they keep the slot).
     pub client_traffic: u64,
+    /// Xash requests (text queries, connect handshake) a protocol-48 (GoldSrc)
+    /// server ignored.
+    pub goldsrc_ignored: u64,
     /// Old GoldSrc text queries ignored.
     pub legacy_ignored: u64,
     /// Old GoldSrc text queries answered (with `legacy_queries`).
@@ -196,7 +199,8 @@ pub fn is_reserved(ip: IpAddr) -> bool {
     }
 }
 
-/// One simulated Xash3D FWGS dedicated server.
+/// One simulated Xash3D FWGS dedicated server (or a GoldSrc one, answering A2S
+/// only, with [`Protocol::GoldSrc`]).
 ///
 /// [`Server::handle`] takes a datagram, its source and the time and returns the
 /// datagrams to send; [`Server::handle_timeout`] runs heartbeats and client timeouts
@@ -236,14 +240,19 @@ impl Server {
                 before: p.connected_for,
             });
         }
-        let masters = config
-            .masters
-            .iter()
-            .map(|&addr| MasterState {
-                addr,
-                pending: None,
-            })
-            .collect();
+        // A GoldSrc server has no Xash masters: it never heartbeats, and a master's
+        // packets are queries like anyone else's.
+        let masters = match config.protocol {
+            Protocol::Xash => config
+                .masters
+                .iter()
+                .map(|&addr| MasterState {
+                    addr,
+                    pending: None,
+                })
+                .collect(),
+            Protocol::GoldSrc => Vec::new(),
+        };
         // Stand-in for gfx.wad: a WAD3 header, then a fixed pattern.
         let mut filler = b"WAD3".to_vec();
         filler.extend((0..2048u32).map(|i| (i.wrapping_mul(31) ^ (i >> 3)) as u8));
@@ -300,7 +309,9 @@ impl Server {
     }
 
     fn heartbeats_enabled(&self) -> bool {
-        !self.masters.is_empty() && self.config.max_players > 1
+        self.config.protocol == Protocol::Xash
+            && !self.masters.is_empty()
+            && self.config.max_players > 1
     }
 
     /// splitmix64.
@@ -565,16 +576,21 @@ impl Server {
         Some(b)
     }
 
-    /// The A2S_INFO reply (`SV_SourceQuery_Details`).
+    /// The A2S_INFO reply (`SV_SourceQuery_Details`); a GoldSrc server reports
+    /// protocol 48, HLDS's version string and its game's Steam app ID.
     pub fn a2s_info(&self) -> Vec<u8> {
         let c = &self.config;
+        let (version, app_id) = match c.protocol {
+            Protocol::Xash => (ENGINE_VERSION, 0),
+            Protocol::GoldSrc => (GOLDSRC_VERSION, goldsrc_app_id(&c.gamedir)),
+        };
         let r = a2s::InfoReply {
-            protocol: PROTOCOL_VERSION,
+            protocol: c.protocol.number(),
             name: c.hostname.as_bytes().to_vec(),
             map: c.map.as_bytes().to_vec(),
             folder: c.gamedir.as_bytes().to_vec(),
             game: c.game.as_bytes().to_vec(),
-            app_id: 0,
+            app_id,
             players: self.total_count().min(255) as u8,
             max_players: c.max_players,
             bots: self.bot_count().min(255) as u8,
@@ -582,7 +598,7 @@ impl Server {
             environment: c.environment,
             password: c.password.is_some(),
             secure: c.secure,
-            version: ENGINE_VERSION.as_bytes().to_vec(),
+            version: version.as_bytes().to_vec(),
             extra: None,
         };
         let mut b = Vec::new();
@@ -693,6 +709,17 @@ impl Server {
             self.stats.unknown += 1;
             return;
         };
+        if self.config.protocol == Protocol::GoldSrc {
+            // A GoldSrc server knows none of Xash's text queries or its handshake;
+            // the old GoldSrc text queries stay as `legacy_queries` says.
+            match word.as_slice() {
+                b"details" | b"players" | b"rules" | b"infostring" => {
+                    self.legacy(word, from, now, out)
+                }
+                _ => self.stats.goldsrc_ignored += 1,
+            }
+            return;
+        }
         match word.as_slice() {
             b"ping" | b"i" => {
                 let ping = Ping::decode(p).unwrap_or(if word == b"i" {
@@ -1052,6 +1079,24 @@ impl Server {
 enum Query {
     Players,
     Rules,
+}
+
+/// The version string a Steam HLDS reports in A2S_INFO.
+const GOLDSRC_VERSION: &str = "1.1.2.7/Stdio";
+
+/// The Steam app ID a GoldSrc server reports for `gamedir` (Half-Life's, 70, for
+/// mods and anything unknown).
+fn goldsrc_app_id(gamedir: &str) -> i16 {
+    match gamedir {
+        "cstrike" => 10,
+        "tfc" => 20,
+        "dod" => 30,
+        "dmc" => 40,
+        "gearbox" => 50,
+        "ricochet" => 60,
+        "czero" => 80,
+        _ => 70,
+    }
 }
 
 /// The scoreboard name of a connecting client: its `name`, cut to 31 bytes.

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 mod common;
 
 use common::{sent, Sent};
-use sim::{Config, FleetSpec, OccupantKind, Player, Server};
+use sim::{Config, FleetSpec, OccupantKind, Player, Protocol, Server};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use xash::a2s::{self, InfoRequest, PlayersReply, PlayersRequest, RulesReply, RulesRequest};
@@ -1120,6 +1120,161 @@ fn fleets_are_deterministic_and_varied() {
     }
 }
 
+// ---------------------------------------------------------------- GoldSrc (48)
+
+fn goldsrc() -> Config {
+    Config {
+        protocol: Protocol::GoldSrc,
+        players: vec![player("alice", 3)],
+        bots: vec![player("[BOT] gman", 1)],
+        ..config()
+    }
+}
+
+#[test]
+fn protocol_numbers_parse_and_print() {
+    assert_eq!("49".parse::<Protocol>(), Ok(Protocol::Xash));
+    assert_eq!("48".parse::<Protocol>(), Ok(Protocol::GoldSrc));
+    assert_eq!(Protocol::default(), Protocol::Xash);
+    assert_eq!(Protocol::GoldSrc.to_string(), "48");
+    assert_eq!(Protocol::Xash.number(), 49);
+    for bad in ["47", "17", "", "goldsrc", "-48", "304"] {
+        let e = bad.parse::<Protocol>().unwrap_err().to_string();
+        assert!(e.contains("49 = Xash3D FWGS, 48 = GoldSrc"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn goldsrc_server_answers_a2s_info_with_protocol_48() {
+    let mut r = Rig::new(goldsrc());
+    let out = r.send(&enc(|b| InfoRequest { challenge: None }.encode(b)), CLIENT);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].to, addr(CLIENT));
+    let info = a2s::InfoReply::decode(&out[0].payload).unwrap();
+    assert_eq!(info.protocol, 48);
+    assert_eq!(info.name, b"Test server");
+    assert_eq!(info.folder, b"valve");
+    assert_eq!((info.players, info.max_players, info.bots), (2, 4, 1));
+    assert_eq!(info.app_id, 70);
+    assert_eq!(info.version, b"1.1.2.7/Stdio");
+    assert_eq!(r.s.stats().a2s_info, 1);
+    let mut r = Rig::new(Config {
+        gamedir: "cstrike".into(),
+        ..goldsrc()
+    });
+    let out = r.send(b"\xff\xff\xff\xffTSource Engine Query\0", CLIENT);
+    assert_eq!(a2s::InfoReply::decode(&out[0].payload).unwrap().app_id, 10);
+}
+
+#[test]
+fn goldsrc_server_ignores_xash_text_queries_and_the_handshake() {
+    let mut r = Rig::new(Config {
+        nat: true,
+        nat_allow_private: true,
+        ..goldsrc()
+    });
+    let c = r.s.challenge(addr(CLIENT).ip(), r.now);
+    let requests = [
+        b"\xff\xff\xff\xffinfo 49".to_vec(),
+        b"\xff\xff\xff\xffinfo 48".to_vec(),
+        b"\xff\xff\xff\xffinfo".to_vec(),
+        b"\xff\xff\xff\xffping".to_vec(),
+        b"\xff\xff\xff\xffi".to_vec(),
+        b"\xff\xff\xff\xffnetinfo 49 0 4".to_vec(),
+        enc(|b| GetChallenge::default().encode(b)),
+        bandwidth(49, 1400, Some(c)),
+        connect(49, c, 1, "a", None),
+        nat_connect(CLIENT),
+        Rig::challenge_reply(1, 2),
+    ];
+    for p in &requests {
+        assert!(
+            r.send(p, CLIENT).is_empty(),
+            "{}",
+            String::from_utf8_lossy(p)
+        );
+    }
+    assert_eq!(r.s.stats().goldsrc_ignored, requests.len() as u64);
+    assert_eq!(r.s.stats().info_queries + r.s.stats().pings, 0);
+    assert_eq!(r.s.human_count(), 1, "nobody connected");
+}
+
+#[test]
+fn goldsrc_server_answers_players_and_rules_after_the_challenge() {
+    let mut r = Rig::new(goldsrc());
+    let c = r.query_challenge(CLIENT);
+    let out = r.send(&players_req(c), CLIENT);
+    let players = PlayersReply::decode(&out[0].payload).unwrap().players;
+    let names: Vec<&[u8]> = players.iter().map(|p| p.name.as_slice()).collect();
+    assert_eq!(names, [&b"alice"[..], b"[BOT] gman"]);
+    assert_eq!(players[0].frags, 3);
+    let out = r.send(&rules_req(c), CLIENT);
+    let rules = RulesReply::decode(&out[0].payload).unwrap();
+    assert_eq!(rules.get(b"mp_timelimit"), Some(&b"20"[..]));
+    assert!(r.send(&players_req(c ^ 1), CLIENT).len() == 1);
+    assert_eq!(r.s.stats().a2s_challenges, 2);
+    assert_eq!((r.s.stats().a2s_players, r.s.stats().a2s_rules), (1, 1));
+}
+
+#[test]
+fn goldsrc_server_never_heartbeats_even_with_masters() {
+    let mut r = Rig::new(Config {
+        masters: vec![addr(M1), addr(M2)],
+        ..goldsrc()
+    });
+    assert_eq!(r.s.poll_timeout(), None);
+    for t in [0.0, 60.0, 300.0, 3600.0] {
+        assert!(r.at(secs(t)).is_empty(), "at {t} s");
+    }
+    // A master is just another client: its queries are answered, its `s\n` ignored.
+    let out = r.send(b"\xff\xff\xff\xffTSource Engine Query\0", M1);
+    assert_eq!(
+        a2s::InfoReply::decode(&out[0].payload).unwrap().protocol,
+        48
+    );
+    assert!(r.send(&Rig::challenge_reply(1, 2), M1).is_empty());
+    assert!(r.send(&nat_connect(CLIENT), M1).is_empty());
+    assert!(sent(|o| r.s.shutdown(o)).is_empty(), "no b\\n either");
+    let st = r.s.stats();
+    assert_eq!((st.heartbeats, st.master_infos, st.nat_connects), (0, 0, 0));
+    // The same server as 49 heartbeats to both masters at once.
+    let mut r = Rig::new(Config {
+        masters: vec![addr(M1), addr(M2)],
+        protocol: Protocol::Xash,
+        ..goldsrc()
+    });
+    assert_eq!(heartbeats(&r.at(Duration::ZERO)), 2);
+}
+
+#[test]
+fn goldsrc_fleets_keep_everything_else_from_the_seed() {
+    let xash = FleetSpec {
+        count: 3,
+        masters: vec![addr(M1)],
+        ..FleetSpec::default()
+    };
+    let gs = FleetSpec {
+        protocol: Protocol::GoldSrc,
+        ..xash.clone()
+    };
+    for (a, b) in xash
+        .configs()
+        .unwrap()
+        .into_iter()
+        .zip(gs.configs().unwrap())
+    {
+        assert_eq!(a.protocol, Protocol::Xash);
+        assert_eq!(b.protocol, Protocol::GoldSrc);
+        assert_eq!(
+            Config {
+                protocol: Protocol::Xash,
+                ..b
+            },
+            a
+        );
+    }
+}
+
 proptest! {
     #[test]
     fn random_datagrams_never_panic(p in proptest::collection::vec(any::<u8>(), 0..1500), port in 1u16..) {
@@ -1131,6 +1286,10 @@ proptest! {
         oob.extend_from_slice(&p);
         let _ = r.send(&oob, &from.to_string());
         let _ = r.send(&oob, M1);
+        let mut g = Rig::new(Config { protocol: Protocol::GoldSrc, ..config() });
+        let _ = g.send(&oob, &from.to_string());
+        let _ = g.send(&oob, M1);
+        let _ = g.send(&p, M1);
     }
 
     #[test]

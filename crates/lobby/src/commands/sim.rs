@@ -1,10 +1,12 @@
 //! `lobby sim`: a fleet of simulated Xash3D FWGS servers (the `services::sim` part)
-//! registered with the given masters, until SIGTERM or Ctrl-C.
+//! registered with the given masters, until SIGTERM or Ctrl-C; with `--protocol 48`,
+//! GoldSrc servers that answer A2S only and register nowhere.
 
 use crate::lifecycle::{Signals, Supervisor};
 use crate::services::sim::{Fleet, FleetSpec};
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use sim::Protocol;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;
 
@@ -31,6 +33,12 @@ pub struct SimArgs {
     /// Game directory every server reports (valve, cstrike, ...).
     #[arg(long, value_name = "G", default_value = "valve")]
     pub gamedir: String,
+    /// Protocol the servers speak: 49 = Xash3D FWGS (heartbeats to --master, `info
+    /// 49`, `ping`, A2S, NAT connects, the connect handshake); 48 = GoldSrc (A2S_INFO
+    /// with protocol 48, A2S_PLAYER and A2S_RULES only: no text queries, no
+    /// heartbeats, --master ignored), for testing `gs` server-list entries.
+    #[arg(long, value_name = "49|48", default_value_t = Protocol::Xash)]
+    pub protocol: Protocol,
     /// Behind NAT (sv_nat 1): heartbeats every 60 s, `nat 1`, masters' connect requests answered.
     #[arg(long)]
     pub nat: bool,
@@ -108,12 +116,19 @@ impl SimArgs {
             }
             masters.push(a);
         }
+        if self.protocol == Protocol::GoldSrc && !masters.is_empty() {
+            tracing::warn!(
+                masters = masters.len(),
+                "--protocol 48: GoldSrc servers send no heartbeats, --master is ignored"
+            );
+        }
         if !self.listen_ip.is_loopback() {
             tracing::warn!(listen = %self.listen_ip, "simulated servers answer queries from anyone who can reach this address (replies of several datagrams): a test tool, not for the open internet");
         }
         let spec = FleetSpec {
             count: self.count,
             seed: self.seed,
+            protocol: self.protocol,
             masters,
             listen_ip: self.listen_ip,
             base_port: self.base_port,
@@ -189,5 +204,19 @@ mod tests {
         assert_eq!(ok.spec().await.unwrap().masters.len(), 1);
         let local = args(&["--master", "127.0.0.1:27010"]);
         assert_eq!(local.spec().await.unwrap().masters.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn protocol_is_49_by_default_48_on_request_and_nothing_else() {
+        assert_eq!(args(&[]).spec().await.unwrap().protocol, Protocol::Xash);
+        let gs = args(&["--protocol", "48", "--master", "127.0.0.1:27010"]);
+        assert_eq!(gs.spec().await.unwrap().protocol, Protocol::GoldSrc);
+        for bad in ["47", "17", "gs"] {
+            let e = Cli::try_parse_from(["sim", "--protocol", bad])
+                .err()
+                .expect("refused")
+                .to_string();
+            assert!(e.contains("49 = Xash3D FWGS, 48 = GoldSrc"), "{bad}: {e}");
+        }
     }
 }
