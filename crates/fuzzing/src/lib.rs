@@ -9,9 +9,10 @@ pub mod fgmp_datagram;
 pub mod fgmp_props;
 pub mod fgmp_routing;
 pub mod fgms_conf;
-pub mod master_curated;
 pub mod query_session;
 pub mod relay_engine;
+pub mod serverlist_curated;
+pub mod serverlist_static;
 pub mod telnet_render;
 pub mod tracker_client;
 pub mod tracker_server;
@@ -28,8 +29,9 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("fgmp_props", fgmp_props::run),
     ("fgmp_routing", fgmp_routing::run),
     ("fgms_conf", fgms_conf::run),
-    ("master_curated", master_curated::run),
     ("query_session", query_session::run),
+    ("serverlist_curated", serverlist_curated::run),
+    ("serverlist_static", serverlist_static::run),
     ("relay_engine", relay_engine::run),
     ("telnet_render", telnet_render::run),
     ("tracker_client", tracker_client::run),

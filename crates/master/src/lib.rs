@@ -14,7 +14,6 @@
 pub mod bans;
 pub mod challenge;
 pub mod config;
-pub mod curated;
 pub mod engine;
 pub mod ratelimit;
 pub mod state;

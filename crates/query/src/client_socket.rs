@@ -8,7 +8,7 @@ use udp::BindOptions;
 /// A UDP socket on an ephemeral port of one family, with a 4 MiB receive buffer
 /// where the system allows: a scan's replies arrive in bursts of thousands. The
 /// IPv6 socket is IPv6-only, so IPv4 replies always arrive on the IPv4 socket.
-pub(crate) fn bind_any(v6: bool) -> io::Result<UdpSocket> {
+pub fn bind_any(v6: bool) -> io::Result<UdpSocket> {
     let addr = if v6 {
         SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0))
     } else {

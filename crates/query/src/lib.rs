@@ -12,7 +12,7 @@
 
 #[cfg(feature = "cli")]
 pub mod cli;
-mod client_socket;
+pub mod client_socket;
 pub mod driver;
 #[cfg(feature = "cli")]
 pub mod master_admin;

@@ -18,6 +18,9 @@ use xash::text::{Ack, InfoQuery, InfoReply, Ping};
 pub enum Kind {
     /// Server info: `info 49` and A2S_INFO, whichever the server speaks.
     Info,
+    /// Server info by A2S_INFO alone (with its challenge retry): what a GoldSrc
+    /// server (protocol 48) answers, and nothing a Xash server would also answer.
+    A2sInfo,
     /// A2S_PLAYER with the challenge retry.
     Players,
     /// A2S_RULES with the challenge retry.
@@ -166,6 +169,7 @@ impl Budget {
     pub fn rounds_for(kind: Kind) -> u32 {
         1 + match kind {
             Kind::Info => 2,
+            Kind::A2sInfo => 1,
             Kind::Players | Kind::Rules => 1,
             Kind::Ping => 1,
             Kind::Connect => BANDWIDTH_SIZES.len() as u32 + 1,
@@ -249,6 +253,7 @@ impl Session {
                 enc(|b| InfoQuery { protocol: 49 }.encode(b)),
                 enc(|b| InfoRequest { challenge: None }.encode(b)),
             ],
+            Kind::A2sInfo => vec![enc(|b| InfoRequest { challenge: None }.encode(b))],
             Kind::Players => vec![enc(|b| {
                 PlayersRequest {
                     challenge: a2s::NO_CHALLENGE,
@@ -456,7 +461,7 @@ impl Session {
 
     fn handle_whole(&mut self, p: &[u8], now: Instant) -> Step {
         match self.kind {
-            Kind::Info => self.info(p, now),
+            Kind::Info | Kind::A2sInfo => self.info(p, now),
             Kind::Players | Kind::Rules => self.players_rules(p, now),
             Kind::Ping => match Ack::decode(p) {
                 Ok(a) => Step::Done(Outcome::Pong {
@@ -819,6 +824,24 @@ mod tests {
         assert_eq!(info.dialect, Dialect::Source);
         assert_eq!(info.game, "Half-Life");
         assert_eq!(info.version, "0.21");
+    }
+
+    #[test]
+    fn a2s_only_info_asks_nothing_a_xash_server_alone_answers() {
+        let (mut s, first, now) = start(Kind::A2sInfo);
+        assert_eq!(first, vec![capture("00_a2s_info.req.bin")]);
+        // A challenge is answered with the request repeated with it.
+        let again = sent(s.handle(&challenge(0x1234_5678), now));
+        assert_eq!(again.len(), 1);
+        assert_eq!(
+            InfoRequest::decode(&again[0]).unwrap().challenge,
+            Some(0x1234_5678)
+        );
+        let Outcome::Info { info, .. } = done(s.handle(&capture("00_a2s_info.resp0.bin"), now))
+        else {
+            panic!()
+        };
+        assert_eq!(info.dialect, Dialect::Source);
     }
 
     #[test]
@@ -1190,9 +1213,9 @@ mod tests {
         #[test]
         fn every_session_ends_within_its_budget(
             events in proptest::collection::vec((0u8..5, proptest::prelude::any::<i32>(), 1u64..400), 1..200),
-            kind in 0usize..5,
+            kind in 0usize..6,
         ) {
-            let kind = [Kind::Info, Kind::Players, Kind::Rules, Kind::Ping, Kind::Connect][kind];
+            let kind = [Kind::Info, Kind::Players, Kind::Rules, Kind::Ping, Kind::Connect, Kind::A2sInfo][kind];
             let budget = Budget::new(kind, T, 1);
             let (mut s, _, t0) = start(kind);
             let mut now = t0;
@@ -1227,7 +1250,7 @@ mod tests {
         #[test]
         fn hostile_replies_never_panic(packets in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..1500), 1..8), prefix in 0usize..6) {
             let prefixes: [&[u8]; 6] = [b"", b"\xff\xff\xff\xff", b"\xfe\xff\xff\xff", b"\xff\xff\xff\xffinfo\n", b"\xff\xff\xff\xffchallenge ", b"\xff\xff\xff\xffA"];
-            for kind in [Kind::Info, Kind::Players, Kind::Rules, Kind::Ping, Kind::Connect] {
+            for kind in [Kind::Info, Kind::Players, Kind::Rules, Kind::Ping, Kind::Connect, Kind::A2sInfo] {
                 let (mut s, _, now) = start(kind);
                 for p in &packets {
                     let mut d = prefixes[prefix].to_vec();

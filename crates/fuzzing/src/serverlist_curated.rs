@@ -1,11 +1,11 @@
-//! The curated server-list reader (`master::curated`, FWGS/server-list's
+//! The curated server-list reader (`serverlist::curated`, FWGS/server-list's
 //! `servers/<gamedir>.toml`) on arbitrary text: never panics, and every entry it
 //! accepts has a host, a port and the line of its `[[server]]` header.
 
 /// The fuzz target's body: arbitrary bytes in (read as UTF-8, lossily).
 pub fn run(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
-    match master::curated::parse(&text, "fuzz.toml") {
+    match serverlist::curated::parse(&text, "fuzz.toml") {
         Ok(servers) => {
             let lines = text.lines().count().max(1);
             for s in servers {

@@ -1,0 +1,28 @@
+//! The Xash3D server list of the HTTP era (issue 19).
+//!
+//! Since June 2026 the engine finds servers through a static HTTP list
+//! (`masterstatic`, `GET <base>/v1/servers/<gamedir>`), built by FWGS/server-list
+//! from curated TOML files and a nightly probe. This crate is that list as a library,
+//! pure throughout (no socket, no clock):
+//! - [`curated`]: the sources, FWGS/server-list's `servers/<gamedir>.toml`;
+//! - [`catalog`]: every known server, what probes learnt, the publishing rule;
+//! - [`prober`]: the continuous prober as a state machine over [`query::Session`]s;
+//! - [`publish`]: `v1/servers/<gamedir>` and `v1/gamedirs`, as probe.py writes them;
+//! - [`export`]: probe.py's `state.json`, `index.html` and the whole static tree;
+//! - [`lists`]: the bodies served over HTTP, merged with heartbeat servers;
+//! - [`sources`]: reading a sources directory, keeping good copies of bad files;
+//! - [`masterlist`]: how the engine reads a list, line by line;
+//! - [`driver`]: the tokio side (sockets, resolver, the one-shot probe).
+
+pub mod catalog;
+pub mod curated;
+pub mod driver;
+pub mod export;
+pub mod lists;
+pub mod masterlist;
+pub mod prober;
+pub mod publish;
+pub mod sources;
+
+pub use catalog::{Catalog, Entry, ProbeInfo, Published};
+pub use prober::{Prober, ProberConfig};

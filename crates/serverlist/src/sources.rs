@@ -1,0 +1,133 @@
+//! Reading a sources directory (`[master] sources`, a checkout of FWGS/server-list's
+//! `servers/` or the same layout): every `<gamedir>.toml` in it, at start and on
+//! SIGHUP. A file that cannot be read or parsed keeps its previous good copy (the
+//! error is returned for the log); a file removed drops its gamedir; files whose name
+//! is not `<gamedir>.toml` are ignored.
+
+use crate::curated::{self, gamedir_of, CuratedServer, MAX_FILE_BYTES};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+
+/// The most `.toml` files read from one directory.
+pub const MAX_FILES: usize = 1024;
+
+/// Curated servers by gamedir.
+pub type Files = BTreeMap<String, Vec<CuratedServer>>;
+
+/// What a reading found.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The servers by gamedir (previous copies kept for files in error).
+    pub files: Files,
+    /// One line per file refused, naming the file, the line and the key.
+    pub errors: Vec<String>,
+}
+
+/// Reads `dir`; `previous` is what the last reading kept.
+pub fn load_dir(dir: &Path, previous: &Files) -> Result<Loaded, String> {
+    let rd = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read the sources directory {}: {e}", dir.display()))?;
+    let mut names: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".toml"))
+        .collect();
+    names.sort();
+    let mut out = Loaded::default();
+    if names.len() > MAX_FILES {
+        out.errors.push(format!(
+            "{}: {} .toml files; only the first {MAX_FILES} are read",
+            dir.display(),
+            names.len()
+        ));
+        names.truncate(MAX_FILES);
+    }
+    for name in names {
+        let Some(gamedir) = gamedir_of(&name) else {
+            out.errors.push(format!(
+                "{}: not a game directory name (letters, digits, _ - . only)",
+                dir.join(&name).display()
+            ));
+            continue;
+        };
+        let path = dir.join(&name);
+        let shown = path.display().to_string();
+        let parsed = read_capped(&path)
+            .map_err(|e| format!("{shown}: {e}"))
+            .and_then(|text| curated::parse(&text, &shown).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(servers) => {
+                out.files.insert(gamedir.to_string(), servers);
+            }
+            Err(e) => {
+                let kept = previous.get(gamedir);
+                out.errors.push(match kept {
+                    Some(_) => format!("{e} (the previous copy is kept)"),
+                    None => e,
+                });
+                if let Some(k) = kept {
+                    out.files.insert(gamedir.to_string(), k.clone());
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn read_capped(path: &Path) -> Result<String, String> {
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut buf = Vec::new();
+    f.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| e.to_string())?;
+    if buf.len() > MAX_FILE_BYTES {
+        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+    }
+    String::from_utf8(buf).map_err(|_| "not UTF-8".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_file_keeps_its_previous_copy() {
+        let dir = std::env::temp_dir().join(format!("serverlist-sources-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("valve.toml"),
+            "[[server]]\naddress = \"192.0.2.1:27015\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("README.md"), "not a source").unwrap();
+        std::fs::write(dir.join("bad name.toml"), "").unwrap();
+        let first = load_dir(&dir, &Files::new()).unwrap();
+        assert_eq!(first.files["valve"].len(), 1);
+        assert_eq!(first.errors.len(), 1, "{:?}", first.errors);
+        std::fs::write(
+            dir.join("valve.toml"),
+            "[[server]]\naddress = \"192.0.2.1:27015\"\nport = 1\n",
+        )
+        .unwrap();
+        let second = load_dir(&dir, &first.files).unwrap();
+        assert_eq!(second.files["valve"], first.files["valve"]);
+        let e = second
+            .errors
+            .iter()
+            .find(|e| e.contains("valve.toml"))
+            .unwrap();
+        assert!(
+            e.contains("valve.toml:3") && e.contains("port") && e.contains("kept"),
+            "{e}"
+        );
+        std::fs::remove_file(dir.join("valve.toml")).unwrap();
+        assert!(
+            load_dir(&dir, &second.files).unwrap().files.is_empty(),
+            "removed: gone"
+        );
+        assert!(load_dir(&dir.join("nope"), &Files::new()).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
