@@ -165,6 +165,16 @@ pub struct MasterArgs {
     /// Receive threads per UDP address (default: one per CPU core).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
+    /// Curated sources: a directory of `<gamedir>.toml` files in FWGS/server-list's
+    /// format (a checkout's `servers/`), probed and published on `/v1/servers/<gamedir>`.
+    #[arg(long, value_name = "DIR")]
+    sources: Option<String>,
+    /// Seconds a silent server stays published after its last answer (default 172800).
+    #[arg(long, value_name = "SECONDS")]
+    grace: Option<f64>,
+    /// Seconds between probes of each listed address (default 60).
+    #[arg(long, value_name = "SECONDS")]
+    probe_interval: Option<f64>,
 }
 
 /// Flags of `lobby dns`; each overrides the configuration file.
@@ -294,6 +304,15 @@ impl MasterArgs {
         }
         if let Some(v) = self.workers {
             m.workers = v;
+        }
+        if let Some(v) = &self.sources {
+            m.sources = v.clone();
+        }
+        if let Some(v) = self.grace {
+            m.grace = v;
+        }
+        if let Some(v) = self.probe_interval {
+            m.probe_interval = v;
         }
         Ok(f)
     }

@@ -30,7 +30,7 @@ pub use admin::AdminSection;
 pub use dns::{DirectorySection, DnsSection, RelayEntry, SceneryEntry};
 pub use history::{HistoryOptions, HistorySection};
 pub use http::{HttpSection, Limits};
-pub use master::{AdminEntry, MasterSection};
+pub use master::{AdminEntry, MasterSection, ServerListOptions};
 pub use relay::{Kind, PeerName, PeerOptions, RelaySection, TelnetOptions, TrackerOptions};
 pub use sim::SimSection;
 pub use tracker::{AllowedRelay, TrackerRelay, TrackerSection};

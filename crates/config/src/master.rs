@@ -80,6 +80,36 @@ pub struct MasterSection {
     /// Seconds before a listed server is asked for its name again (its info, as a
     /// client's browser asks; shown by `/api/servers` and the page); 0 = never ask.
     pub name_refresh: f64,
+    /// Directory of curated sources in FWGS/server-list's format (`<gamedir>.toml`
+    /// files with `[[server]]` entries), read at start and on SIGHUP; empty = none.
+    pub sources: String,
+    /// Seconds between probes of each listed address (jittered; silent ones back off).
+    pub probe_interval: f64,
+    /// Probes started per second, at most.
+    pub probe_rate: u32,
+    /// Seconds a silent server stays published after its last answer (probe.py: 48 h).
+    pub grace: f64,
+    /// Seconds an address no longer in any source is remembered after its last answer.
+    pub prune_after: f64,
+    /// Seconds between players samples of each gamedir (the heat maps).
+    pub sample_interval: f64,
+}
+
+/// The HTTP-era server list's options (`[master] sources` and the probing keys), checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerListOptions {
+    /// The sources directory, if any.
+    pub sources: Option<std::path::PathBuf>,
+    /// Between probes of one address.
+    pub probe_interval: Duration,
+    /// Probes started per second.
+    pub probe_rate: u32,
+    /// Publication after the last answer.
+    pub grace: Duration,
+    /// Memory of addresses in no source.
+    pub prune_after: Duration,
+    /// Between players samples.
+    pub sample_interval: Duration,
 }
 
 impl Default for MasterSection {
@@ -116,6 +146,12 @@ impl Default for MasterSection {
             admin: vec![],
             workers: 0,
             name_refresh: 300.0,
+            sources: String::new(),
+            probe_interval: 60.0,
+            probe_rate: 200,
+            grace: 172_800.0,
+            prune_after: 30.0 * 86_400.0,
+            sample_interval: 600.0,
         }
     }
 }
@@ -215,5 +251,23 @@ impl MasterSection {
             return Ok(None);
         }
         msecs(self.name_refresh, "name_refresh").map(Some)
+    }
+
+    /// The server list's options, checked.
+    pub fn server_list(&self) -> Result<ServerListOptions> {
+        if !(1..=100_000).contains(&self.probe_rate) {
+            bail!(
+                "master.probe_rate must be 1 to 100000 probes a second, got {}",
+                self.probe_rate
+            );
+        }
+        Ok(ServerListOptions {
+            sources: (!self.sources.is_empty()).then(|| self.sources.clone().into()),
+            probe_interval: msecs(self.probe_interval, "probe_interval")?,
+            probe_rate: self.probe_rate,
+            grace: msecs(self.grace, "grace")?,
+            prune_after: msecs(self.prune_after, "prune_after")?,
+            sample_interval: msecs(self.sample_interval, "sample_interval")?,
+        })
     }
 }

@@ -23,6 +23,16 @@ struct Cli {
     command: Command,
 }
 
+/// `lobby master`: serve, or one of the list's one-shot commands.
+#[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+struct MasterCmd {
+    #[command(subcommand)]
+    list: Option<serverlist::cli::ListCommand>,
+    #[command(flatten)]
+    serve: serve::MasterArgs,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Start the whole backbone on loopback with the embedded default configuration.
@@ -33,8 +43,9 @@ enum Command {
     },
     /// Run the FlightGear relay (a drop-in for fgms).
     Relay(serve::RelayArgs),
-    /// Run the Xash3D master server (UDP, IPv4 and IPv6, plus the HTTP server list).
-    Master(serve::MasterArgs),
+    /// Run the Xash3D master server (UDP, IPv4 and IPv6, plus the HTTP server list
+    /// with its curated sources), or a one-shot `probe` or `export` of the list.
+    Master(MasterCmd),
     /// Run the directory: probe relays, serve the zone (SRV/TXT/NAPTR) or push it (RFC 2136).
     Dns(serve::DnsArgs),
     /// Run the tracker server relays report to (fgtracker's protocol) and the flight log.
@@ -108,7 +119,10 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Up { config } => serve::run_up(config).await,
             Command::Relay(args) => serve::run_relay(args).await,
-            Command::Master(args) => serve::run_master(args).await,
+            Command::Master(MasterCmd {
+                list: Some(cmd), ..
+            }) => serverlist::cli::run(cmd).await,
+            Command::Master(MasterCmd { serve, .. }) => serve::run_master(serve).await,
             Command::Dns(args) => serve::run_dns(args).await,
             Command::Tracker(args) => serve::run_tracker(args).await,
             Command::Sim(args) => sim::run(args).await,

@@ -341,7 +341,7 @@ fn register(s: &UdpSocket, master: SocketAddr, gamedir: &str) {
 fn list(http: SocketAddr, gamedir: &str) -> Vec<String> {
     let (status, body) = http_get(http, &format!("/v1/servers/{gamedir}"));
     assert_eq!(status, 200);
-    let mut l: Vec<String> = body.lines().map(str::to_string).collect();
+    let mut l = common::engine_entries(&body);
     l.sort();
     l
 }

@@ -371,6 +371,7 @@ fn sigkill_during_saves_always_restarts_with_a_valid_list() {
         version: STATE_VERSION,
         servers,
         bans: vec![],
+        list: None,
     };
     let mut json = serde_json::to_value(&saved).unwrap();
     json["bans"] = serde_json::json!(["192.0.2.7"]);

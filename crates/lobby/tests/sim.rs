@@ -125,7 +125,7 @@ fn sim_fleet_registers_with_a_real_master_and_says_goodbye() {
     }
     let (status, body) = http_get(master.addr("http", "tcp"), "/v1/servers/valve");
     assert_eq!(status, 200);
-    let http: BTreeSet<String> = body.lines().map(str::to_string).collect();
+    let http: BTreeSet<String> = common::engine_entries(&body).into_iter().collect();
     assert_eq!(http, sims.iter().map(|a| format!("ip {a}")).collect());
 
     // The fake master sees each server's heartbeat, answers it, and gets its info.

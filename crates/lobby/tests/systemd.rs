@@ -290,6 +290,14 @@ fn runnable(t: &mut toml::Table, dir: &Path) {
             ("state_file", toml::Value::String(s)) => {
                 *s = dir.join("master.json").display().to_string();
             }
+            // The server list's sources: a checkout's `servers/`, made here.
+            ("sources", toml::Value::String(s)) => {
+                let servers = dir.join("servers");
+                std::fs::create_dir_all(&servers).unwrap();
+                let entry = "[[server]]\naddress = \"127.0.0.1:9\"\nprotocol = 48\n";
+                std::fs::write(servers.join("valve.toml"), entry).unwrap();
+                *s = servers.display().to_string();
+            }
             // The admin API: its own state file, and a tokens file made here.
             ("admin", toml::Value::Table(sub)) => {
                 if let Some(toml::Value::String(s)) = sub.get_mut("state_file") {

@@ -782,6 +782,7 @@ impl Engine {
             version: STATE_VERSION,
             servers,
             bans,
+            list: None,
         }
     }
 

@@ -19,6 +19,11 @@ pub struct SavedState {
     /// as its /32 or /64).
     #[serde(with = "nets")]
     pub bans: Vec<IpNet>,
+    /// The HTTP-era server list's state (probe.py's `state.json`, with lobby's extra
+    /// keys; see the `serverlist` crate), when the master keeps one. Files written
+    /// before it existed have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list: Option<serde_json::Value>,
 }
 
 mod nets {

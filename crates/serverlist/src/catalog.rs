@@ -36,6 +36,16 @@ pub mod source {
     /// It registered over HTTP and proved control of the address.
     pub const REGISTERED: u8 = 4;
 
+    /// The bit of a source's name (0 for a name not known).
+    pub fn bit(name: &str) -> u8 {
+        match name {
+            "curated" => CURATED,
+            "heartbeat" => HEARTBEAT,
+            "registered" => REGISTERED,
+            _ => 0,
+        }
+    }
+
     /// The names of the sources in `bits`, for JSON.
     pub fn names(bits: u8) -> Vec<&'static str> {
         [
@@ -141,6 +151,11 @@ pub struct Catalog {
     listed: BTreeMap<String, usize>,
     /// Bumped whenever anything published may have changed.
     version: u64,
+    /// Bumped whenever an entry is added or removed or its address changes.
+    structure: u64,
+    /// Keys by resolved address, as of `structure` (rebuilt when it moved), so a
+    /// probe's or a heartbeat's result costs the entries at its address only.
+    by_addr: Option<(u64, HashMap<SocketAddr, Vec<Key>>)>,
 }
 
 impl Catalog {
@@ -216,6 +231,7 @@ impl Catalog {
         }
         self.listed = files.iter().map(|(g, s)| (g.clone(), s.len())).collect();
         self.version += 1;
+        self.structure += 1;
         Ok(())
     }
 
@@ -242,6 +258,7 @@ impl Catalog {
             if a == address && e.resolved != Some(to) {
                 e.resolved = Some(to);
                 self.version += 1;
+                self.structure += 1;
             }
         }
     }
@@ -277,10 +294,10 @@ impl Catalog {
     /// Applies to every entry in a source that resolves to it.
     pub fn record_probe(&mut self, addr: SocketAddr, answer: Option<(ProbeInfo, u32)>, now: i64) {
         let mut changed = false;
-        for e in self.entries.values_mut() {
-            if e.sources == 0 || e.resolved != Some(addr) {
+        for k in self.keys_at(addr) {
+            let Some(e) = self.entries.get_mut(&k).filter(|e| e.sources != 0) else {
                 continue;
-            }
+            };
             e.last_attempt = Some(now);
             if let Some((info, ping)) = &answer {
                 changed |= e.last_seen.is_none();
@@ -298,8 +315,11 @@ impl Catalog {
     /// `now`: entries of that gamedir at that address count as seen.
     pub fn record_heartbeat(&mut self, gamedir: &str, addr: SocketAddr, now: i64) {
         let mut changed = false;
-        for ((g, _), e) in self.entries.iter_mut() {
-            if g == gamedir && e.sources != 0 && e.resolved == Some(addr) {
+        for k in self.keys_at(addr) {
+            let Some(e) = self.entries.get_mut(&k) else {
+                continue;
+            };
+            if k.0 == gamedir && e.sources != 0 {
                 changed |= e.last_seen.is_none();
                 e.last_seen = Some(now);
                 e.sources |= source::HEARTBEAT;
@@ -310,17 +330,25 @@ impl Catalog {
         }
     }
 
-    /// Whether published lists may differ between `then` and `now` by the grace
-    /// rule alone (an entry's grace ran out in between).
-    pub fn grace_expired_between(&self, then: i64, now: i64, grace: i64) -> bool {
-        self.entries.values().any(|e| {
-            e.sources != 0
-                && !e.force
-                && e.last_seen.is_some_and(|s| {
-                    let end = s.saturating_add(grace);
-                    end >= then && end < now
-                })
-        })
+    /// The keys of the entries resolved to `addr`.
+    fn keys_at(&mut self, addr: SocketAddr) -> Vec<Key> {
+        if self
+            .by_addr
+            .as_ref()
+            .is_none_or(|(at, _)| *at != self.structure)
+        {
+            let mut m: HashMap<SocketAddr, Vec<Key>> = HashMap::new();
+            for (k, e) in &self.entries {
+                if let Some(a) = e.resolved {
+                    m.entry(a).or_default().push(k.clone());
+                }
+            }
+            self.by_addr = Some((self.structure, m));
+        }
+        self.by_addr
+            .as_ref()
+            .and_then(|(_, m)| m.get(&addr).cloned())
+            .unwrap_or_default()
     }
 
     /// Every published line at `now`: entries merged by (gamedir, resolved address),
@@ -420,19 +448,22 @@ impl Catalog {
         let dropped = before - self.entries.len();
         if dropped > 0 {
             self.version += 1;
+            self.structure += 1;
         }
         dropped
     }
 
-    /// Puts back an entry read from a saved state (sources come from the sources
-    /// read at start, not from the file).
-    pub fn restore_entry(&mut self, key: Key, mut e: Entry) {
-        if self.entries.len() >= MAX_ENTRIES {
+    /// Puts back an entry read from a saved state. Its sources and force flag come
+    /// from the sources read at start, not from the file, unless `keep_sources`.
+    pub fn restore_entry(&mut self, key: Key, e: Entry, keep_sources: bool) {
+        if self.entries.len() >= MAX_ENTRIES && !self.entries.contains_key(&key) {
             return;
         }
-        e.sources = 0;
-        e.force = false;
         let slot = self.entries.entry(key).or_default();
+        if keep_sources {
+            slot.sources = e.sources;
+            slot.force = e.force;
+        }
         slot.resolved = slot.resolved.or(e.resolved);
         slot.last_attempt = e.last_attempt;
         slot.last_seen = e.last_seen;
@@ -442,6 +473,39 @@ impl Catalog {
             slot.directive = e.directive;
         }
         self.version += 1;
+        self.structure += 1;
+    }
+
+    /// Adds a server the master lists from heartbeats (`lobby master export`, from a
+    /// state file's table), seen at `now` and published as `ip`.
+    pub fn add_heartbeat(&mut self, gamedir: &str, addr: SocketAddr, now: i64) {
+        if self.entries.len() >= MAX_ENTRIES {
+            return;
+        }
+        let e = self
+            .entries
+            .entry((gamedir.to_string(), addr.to_string()))
+            .or_default();
+        if e.sources == 0 {
+            *self.listed.entry(gamedir.to_string()).or_default() += 1;
+        }
+        e.sources |= source::HEARTBEAT;
+        e.directive.get_or_insert(Directive::Ip);
+        e.resolved = Some(addr);
+        e.last_seen = Some(now);
+        self.version += 1;
+        self.structure += 1;
+    }
+
+    /// Counts the curated entries per gamedir as the sources' totals (for a catalog
+    /// restored without its source files).
+    pub fn recount_listed(&mut self) {
+        self.listed.clear();
+        for ((g, _), e) in &self.entries {
+            if e.sources & source::CURATED != 0 {
+                *self.listed.entry(g.clone()).or_default() += 1;
+            }
+        }
     }
 
     /// Puts back a gamedir's samples read from a saved state.
@@ -517,7 +581,6 @@ mod tests {
         // Silent from now on: listed through the grace window, then not.
         c.record_probe(addr("192.0.2.1:27015"), None, t0 + 100);
         assert_eq!(c.published(t0 + GRACE, GRACE).len(), 3);
-        assert!(c.grace_expired_between(t0 + GRACE, t0 + GRACE + 1, GRACE));
         assert_eq!(
             c.published(t0 + GRACE + 1, GRACE).len(),
             1,

@@ -51,8 +51,8 @@ pub struct Shared {
     pub catalog: Mutex<Catalog>,
     /// The sources as last read well.
     pub files: Mutex<Files>,
-    /// The prober's counts.
-    pub counts: Mutex<ProberCounts>,
+    /// The counters (`/stats` → `list`).
+    pub stats: crate::stats::ListStats,
     /// The options (replaced on reload).
     pub options: Mutex<Options>,
     /// Host names that did not resolve at the last try.
@@ -87,12 +87,52 @@ impl Shared {
         };
         let previous = lock(&self.files).clone();
         let loaded = sources::load_dir(&dir, &previous)?;
+        crate::stats::ListStats::set(&self.stats.sources_refused, loaded.errors.len());
         lock(&self.catalog).set_curated(&loaded.files)?;
         let n = loaded.files.values().map(Vec::len).sum();
         *lock(&self.files) = loaded.files;
         self.wake.notify_one();
         self.wake_resolver.notify_one();
         Ok((n, loaded.errors))
+    }
+}
+
+impl Shared {
+    /// [`Shared::reload_sources`], logged: each file refused at warn (naming the
+    /// file, the line and the key), the totals at info.
+    pub fn read_sources_logged(&self) -> Result<(), String> {
+        let (n, errors) = self.reload_sources()?;
+        for e in &errors {
+            tracing::warn!("server list source refused: {e}");
+        }
+        let gamedirs = lock(&self.files).len();
+        tracing::info!(
+            servers = n,
+            gamedirs,
+            refused = errors.len(),
+            "server list sources read"
+        );
+        Ok(())
+    }
+
+    /// A SIGHUP: new options, the sources read again (a file in error keeps its
+    /// previous copy; a directory that cannot be read keeps everything). A sources
+    /// directory named or removed only now takes effect at the next start (the tasks
+    /// run only when there were sources at start).
+    pub fn reload(&self, opts: Options) {
+        let had = lock(&self.options).sources.is_some();
+        let has = opts.sources.is_some();
+        *lock(&self.options) = opts;
+        if had != has {
+            tracing::warn!(
+                "master.sources was added or removed: restart lobby for it to take effect"
+            );
+        }
+        if has {
+            if let Err(e) = self.read_sources_logged() {
+                tracing::error!("server list: {e} (the sources read before are kept)");
+            }
+        }
     }
 }
 
@@ -193,6 +233,13 @@ where
             };
             prober.set_targets(&targets, now);
             next_refresh = now + refresh;
+            let (entries, published) = {
+                let c = lock(&shared.catalog);
+                let grace = lock(&shared.options).grace;
+                (c.entries().count(), c.published(wall, grace).len())
+            };
+            crate::stats::ListStats::set(&shared.stats.entries, entries);
+            crate::stats::ListStats::set(&shared.stats.published, published);
         }
         if now >= next_sample {
             let opts = lock(&shared.options).clone();
@@ -211,7 +258,7 @@ where
         prober.poll(now, &mut out, &mut events);
         sockets.send(&mut out);
         apply(&shared.catalog, &mut events, wall);
-        *lock(&shared.counts) = prober.counts();
+        shared.stats.set_prober(&prober.counts());
         let wake_at = prober
             .poll_timeout()
             .map_or(next_refresh, |t| t.min(next_refresh))
@@ -238,7 +285,12 @@ where
 pub async fn resolve_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop: S) {
     tokio::pin!(stop);
     loop {
-        resolve_once(&shared).await;
+        let failed = resolve_once(&shared.catalog).await;
+        if !failed.is_empty() {
+            tracing::warn!(names = ?failed, "source host names that do not resolve (the last good address, if any, is kept)");
+        }
+        crate::stats::ListStats::set(&shared.stats.unresolved, failed.len());
+        *lock(&shared.unresolved) = failed;
         let every = lock(&shared.options).resolve_every;
         tokio::select! {
             _ = &mut stop => return,
@@ -248,9 +300,11 @@ pub async fn resolve_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop: S) 
     }
 }
 
-/// Resolves every host name of the catalog once.
-pub async fn resolve_once(shared: &Shared) {
-    let names = lock(&shared.catalog).host_names();
+/// Resolves every host name of the catalog once (each lookup bounded by 5 s; the
+/// first IPv4 address wins, as the engine's resolver picks); returns the names that
+/// did not resolve (each keeps its last good address).
+pub async fn resolve_once(catalog: &Mutex<Catalog>) -> Vec<String> {
+    let names = lock(catalog).host_names();
     let mut failed = Vec::new();
     for name in names {
         let r = tokio::time::timeout(
@@ -258,7 +312,6 @@ pub async fn resolve_once(shared: &Shared) {
             tokio::net::lookup_host(name.clone()),
         )
         .await;
-        // The first address, IPv4 first (as the engine's resolver would pick).
         let addr = match r {
             Ok(Ok(it)) => {
                 let all: Vec<SocketAddr> = it.collect();
@@ -269,12 +322,9 @@ pub async fn resolve_once(shared: &Shared) {
         if addr.is_none() {
             failed.push(name.clone());
         }
-        lock(&shared.catalog).set_resolved(&name, addr);
+        lock(catalog).set_resolved(&name, addr);
     }
-    if !failed.is_empty() {
-        tracing::warn!(names = ?failed, "source host names that do not resolve (the last good address, if any, is kept)");
-    }
-    *lock(&shared.unresolved) = failed;
+    failed
 }
 
 /// Probes every target of the catalog once (`lobby master probe`), as the rate and

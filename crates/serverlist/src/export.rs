@@ -8,7 +8,7 @@
 //! `json.dump(indent=2, sort_keys=True)`. lobby adds, per address, `resolved`,
 //! `directive` and `info`; probe.py keeps keys it does not know.
 
-use crate::catalog::{Catalog, Entry, ProbeInfo};
+use crate::catalog::{source, Catalog, Entry, ProbeInfo};
 use crate::masterlist::Directive;
 use crate::publish::{gamedirs_body, servers_body};
 use serde_json::{json, Map, Value};
@@ -69,6 +69,12 @@ pub fn state_json(c: &Catalog) -> Value {
                 serde_json::to_value(i).unwrap_or(Value::Null),
             );
         }
+        if e.sources != 0 {
+            m.insert("sources".into(), json!(source::names(e.sources)));
+        }
+        if e.force {
+            m.insert("force".into(), true.into());
+        }
         if let Value::Object(gd) = gd {
             gd.insert(a.clone(), Value::Object(m));
         }
@@ -94,6 +100,18 @@ pub fn state_json(c: &Catalog) -> Value {
 /// understood is skipped, never an error (probe.py reads a broken state as empty).
 /// Returns the entries read.
 pub fn restore_state(c: &mut Catalog, v: &Value) -> usize {
+    restore(c, v, false)
+}
+
+/// Reads a state as it was published when saved: each entry's sources and force
+/// flag as the state recorded them (`lobby master export`, which has no sources).
+pub fn restore_published(c: &mut Catalog, v: &Value) -> usize {
+    let n = restore(c, v, true);
+    c.recount_listed();
+    n
+}
+
+fn restore(c: &mut Catalog, v: &Value, keep_sources: bool) -> usize {
     let Some(root) = v.as_object() else { return 0 };
     let mut n = 0;
     for (g, addrs) in root {
@@ -105,14 +123,21 @@ pub fn restore_state(c: &mut Catalog, v: &Value) -> usize {
         };
         for (a, e) in addrs {
             let s = |k: &str| e.get(k).and_then(Value::as_str);
+            let sources = e
+                .get("sources")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .fold(0u8, |b, n| b | source::bit(n));
             let entry = Entry {
                 directive: match s("directive") {
                     Some("gs") => Some(Directive::Gs),
                     Some("ip") => Some(Directive::Ip),
                     _ => None,
                 },
-                force: false,
-                sources: 0,
+                force: keep_sources && e.get("force").and_then(Value::as_bool) == Some(true),
+                sources: if keep_sources { sources } else { 0 },
                 resolved: s("resolved").and_then(|r| r.parse().ok()),
                 last_attempt: s("last_attempt").and_then(parse_iso),
                 last_seen: s("last_seen").and_then(parse_iso),
@@ -124,7 +149,7 @@ pub fn restore_state(c: &mut Catalog, v: &Value) -> usize {
                     .get("info")
                     .and_then(|i| serde_json::from_value::<ProbeInfo>(i.clone()).ok()),
             };
-            c.restore_entry((g.clone(), a.clone()), entry);
+            c.restore_entry((g.clone(), a.clone()), entry, keep_sources);
             n += 1;
         }
     }
@@ -340,7 +365,13 @@ pub fn write_tree(c: &Catalog, dir: &Path, now: i64, grace: i64) -> std::io::Res
     std::fs::create_dir_all(&servers_dir)?;
     let counts = c.gamedir_counts(now, grace);
     let published = c.published(now, grace);
-    let gamedirs: Vec<String> = counts.keys().cloned().collect();
+    // Names that came from a state file could be anything: only game directory
+    // names become file names.
+    let gamedirs: Vec<String> = counts
+        .keys()
+        .filter(|g| crate::curated::gamedir_of(&format!("{g}.toml")).is_some())
+        .cloned()
+        .collect();
     for g in &gamedirs {
         let lines = published.iter().filter(|p| &p.gamedir == g);
         write_file(&servers_dir.join(g), servers_body(g, now, lines).as_bytes())?;

@@ -12,9 +12,12 @@
 //! - [`lists`]: the bodies served over HTTP, merged with heartbeat servers;
 //! - [`sources`]: reading a sources directory, keeping good copies of bad files;
 //! - [`masterlist`]: how the engine reads a list, line by line;
-//! - [`driver`]: the tokio side (sockets, resolver, the one-shot probe).
+//! - [`driver`]: the tokio side (sockets, resolver, the one-shot probe);
+//! - `cli` (feature `cli`): `lobby master probe` and `lobby master export`.
 
 pub mod catalog;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod curated;
 pub mod driver;
 pub mod export;
@@ -23,6 +26,7 @@ pub mod masterlist;
 pub mod prober;
 pub mod publish;
 pub mod sources;
+pub mod stats;
 
 pub use catalog::{Catalog, Entry, ProbeInfo, Published};
 pub use prober::{Prober, ProberConfig};

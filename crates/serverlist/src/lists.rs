@@ -9,6 +9,7 @@ use crate::publish::{gamedirs_body, servers_body};
 use std::collections::{BTreeMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 /// One served body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,16 +36,41 @@ impl Body {
         }
     }
 
+    /// `Last-Modified`: the `Generated` time as an HTTP date.
+    pub fn last_modified(&self) -> String {
+        let t =
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(self.generated.max(0) as u64);
+        httpdate::fmt_http_date(t)
+    }
+
+    /// Whether a request with these `If-None-Match` and `If-Modified-Since` headers
+    /// already has this body (RFC 9110: `If-None-Match`, when present, decides).
+    pub fn is_fresh(&self, if_none_match: Option<&str>, if_modified_since: Option<&str>) -> bool {
+        match if_none_match {
+            Some(tags) => tags
+                .split(',')
+                .map(|t| t.trim().trim_start_matches("W/"))
+                .any(|t| t == "*" || t == self.etag),
+            None => if_modified_since
+                .and_then(|v| httpdate::parse_http_date(v).ok())
+                .is_some_and(|since| {
+                    since
+                        >= std::time::UNIX_EPOCH
+                            + std::time::Duration::from_secs(self.generated.max(0) as u64)
+                }),
+        }
+    }
+
     /// `prev`'s body when its lines are the same, a new one generated `now` otherwise.
     fn keep_or_new(
-        prev: Option<&Body>,
+        prev: Option<&Arc<Body>>,
         lines: String,
         now: i64,
         render: impl FnOnce(i64) -> String,
-    ) -> Body {
+    ) -> Arc<Body> {
         match prev {
             Some(p) if p.lines == lines => p.clone(),
-            _ => Body::new(lines, now, render),
+            _ => Arc::new(Body::new(lines, now, render)),
         }
     }
 }
@@ -52,8 +78,8 @@ impl Body {
 /// Every body of one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Lists {
-    by_gamedir: BTreeMap<String, Body>,
-    gamedirs: Body,
+    by_gamedir: BTreeMap<String, Arc<Body>>,
+    gamedirs: Arc<Body>,
     /// The `Generated` time of gamedirs with no server.
     empty_since: i64,
 }
@@ -131,18 +157,18 @@ impl Lists {
 
     /// The body of `gamedir`: its lines, or the header alone (a valid empty list)
     /// when it has none.
-    pub fn servers(&self, gamedir: &str) -> Body {
+    pub fn servers(&self, gamedir: &str) -> Arc<Body> {
         match self.by_gamedir.get(gamedir) {
             Some(b) => b.clone(),
-            None => Body::new(String::new(), self.empty_since, |t| {
+            None => Arc::new(Body::new(String::new(), self.empty_since, |t| {
                 servers_body(gamedir, t, &[])
-            }),
+            })),
         }
     }
 
     /// The `v1/gamedirs` body.
-    pub fn gamedirs(&self) -> &Body {
-        &self.gamedirs
+    pub fn gamedirs(&self) -> Arc<Body> {
+        self.gamedirs.clone()
     }
 }
 
@@ -214,5 +240,17 @@ mod tests {
                 && parse_body(e.text.as_bytes()).entries.is_empty()
         );
         assert_eq!(e, c.servers("tfc"), "and a stable one");
+        // Conditional requests.
+        let etag = v.etag.clone();
+        assert!(v.is_fresh(Some(&etag), None));
+        assert!(v.is_fresh(Some(&format!("\"x\", W/{etag}")), None));
+        assert!(
+            !v.is_fresh(Some("\"x\""), Some(&v.last_modified())),
+            "If-None-Match decides"
+        );
+        assert!(v.is_fresh(None, Some(&v.last_modified())));
+        assert!(!v.is_fresh(None, Some("Thu, 01 Jan 1970 00:00:00 GMT")));
+        assert!(!v.is_fresh(None, Some("not a date")));
+        assert_eq!(v.last_modified(), "Thu, 01 Jan 1970 00:01:40 GMT");
     }
 }

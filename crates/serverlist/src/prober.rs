@@ -223,13 +223,13 @@ impl Prober {
             Outcome::Info { info, ping_ms } => Event::Answered {
                 addr,
                 info: ProbeInfo {
-                    name: info.name,
-                    map: info.map,
-                    gamedir: info.gamedir,
+                    name: capped(info.name, 64),
+                    map: capped(info.map, 64),
+                    gamedir: capped(info.gamedir, 64),
                     players: info.players,
                     max: info.max_players,
                     bots: info.bots,
-                    version: info.version,
+                    version: capped(info.version, 32),
                     password: info.password,
                     protocol: info.protocol,
                 },
@@ -366,6 +366,15 @@ impl Prober {
     }
 }
 
+/// `s` cut to at most `max` characters: what a server says is kept for every entry
+/// (and saved), so a server sending a 64 KiB name does not make the list hold it.
+fn capped(mut s: String, max: usize) -> String {
+    if let Some((i, _)) = s.char_indices().nth(max) {
+        s.truncate(i);
+    }
+    s
+}
+
 /// An IPv4-mapped IPv6 source (a dual-stack socket's view) as the IPv4 address it is.
 pub fn canonical(a: SocketAddr) -> SocketAddr {
     match a {
@@ -460,6 +469,12 @@ mod tests {
         }
         assert!(p.counts().started >= c + 20, "everyone probed again");
         assert!(p.counts().started < c + 60, "silent ones backed off");
+    }
+
+    #[test]
+    fn what_a_server_says_is_capped() {
+        assert_eq!(capped("é".repeat(100), 64).chars().count(), 64);
+        assert_eq!(capped("short".into(), 64), "short");
     }
 
     #[test]

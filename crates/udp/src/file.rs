@@ -1,8 +1,62 @@
 //! [`atomic_write`]: the one way lobby replaces a state file (the master's table, the
-//! admin's run-time changes, the tracker link's queue).
+//! admin's run-time changes, the tracker link's queue); [`WriterLock`]: one writing
+//! process per state file.
 
 use std::io::Write;
-use std::path::Path;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+/// An exclusive lock on a state file's `.NAME.lock` (flock), held while it lives, so
+/// a second process on the same file is refused; taking it removes the temporary
+/// files a killed writer left (only the lock's holder writes, so they are dead).
+#[derive(Debug)]
+pub struct WriterLock {
+    _file: std::fs::File,
+    /// The lock file's path.
+    pub path: PathBuf,
+    /// Temporary files removed when it was taken.
+    pub stale_removed: usize,
+}
+
+impl WriterLock {
+    /// Takes the lock of `path`; an error of kind `WouldBlock` when another process
+    /// holds it.
+    pub fn take(path: &Path) -> std::io::Result<WriterLock> {
+        let name = path
+            .file_name()
+            .ok_or_else(|| std::io::Error::other(format!("{} names no file", path.display())))?
+            .to_string_lossy()
+            .into_owned();
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let lock_path = dir.join(format!(".{name}.lock"));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)?;
+        // SAFETY: flock on a descriptor this function owns; no memory is involved.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let prefix = temp_prefix(&name);
+        let mut stale_removed = 0;
+        for e in std::fs::read_dir(dir)?.flatten() {
+            if e.file_name().to_string_lossy().starts_with(&prefix)
+                && std::fs::remove_file(e.path()).is_ok()
+            {
+                stale_removed += 1;
+            }
+        }
+        Ok(WriterLock {
+            _file: file,
+            path: lock_path,
+            stale_removed,
+        })
+    }
+}
 
 /// Replaces `path` with `bytes` so that a crash at any moment leaves either the old
 /// file or the new one: a temporary file of a unique name beside it
@@ -38,6 +92,21 @@ pub fn temp_prefix(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_writer_at_a_time_and_stale_temporary_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("master.json");
+        let stale = dir.path().join(".master.json.tmp999999");
+        std::fs::write(&stale, "half a save").unwrap();
+        let l = WriterLock::take(&p).unwrap();
+        assert_eq!(l.stale_removed, 1);
+        assert!(!stale.exists());
+        let e = WriterLock::take(&p).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+        drop(l);
+        WriterLock::take(&p).expect("free again");
+    }
 
     fn leftovers(dir: &Path) -> Vec<String> {
         std::fs::read_dir(dir)

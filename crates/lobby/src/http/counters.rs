@@ -32,6 +32,9 @@ pub fn sections(s: &AppState) -> Vec<Section> {
         let stats = lock(m).stats().clone();
         out.push(section("master", &*stats));
     }
+    if let Some(l) = &src.list {
+        out.push(section("list", &l.stats));
+    }
     if let Some(d) = &src.directory {
         let stats = lock(d).stats().clone();
         out.push(section("dns", &*stats));

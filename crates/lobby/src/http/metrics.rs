@@ -72,6 +72,7 @@ pub const TABLES: &[&Table] = &[
     BUILD,
     relay::Stats::TABLE,
     master::Stats::TABLE,
+    serverlist::stats::ListStats::TABLE,
     directory::stats::Stats::TABLE,
     crate::http::conn::HttpStats::TABLE,
     crate::services::history::HistoryStats::TABLE,

@@ -18,6 +18,8 @@ pub struct Sources {
     pub peers: Option<Arc<Mutex<crate::services::relay::peers::PeerState>>>,
     /// The master's listed servers' names, when it asks for them.
     pub names: Option<crate::services::master::names::Names>,
+    /// The HTTP-era server list beside the master.
+    pub list: Option<crate::services::master::list::List>,
     /// The flight log, when this process keeps one.
     pub history: Option<crate::services::history::History>,
     /// The tracker server's counters, when it runs here.

@@ -317,3 +317,13 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
         .unwrap_or_default();
     (status, body)
 }
+
+/// The entries of a `/v1/servers/<gamedir>` body as the engine reads them
+/// (`serverlist::masterlist`, the engine's own rules): `ip ADDR` or `gs ADDR` each.
+pub fn engine_entries(body: &str) -> Vec<String> {
+    serverlist::masterlist::parse_body(body.as_bytes())
+        .entries
+        .iter()
+        .map(|e| format!("{} {}", e.directive.as_str(), e.addr))
+        .collect()
+}

@@ -127,6 +127,7 @@ impl Backbone {
                 restarts: Some(sup.restart_counts()),
                 peers: relay.as_ref().map(|r| r.peers().clone()),
                 names: master.as_ref().and_then(|m| m.names().cloned()),
+                list: master.as_ref().map(|m| m.list().clone()),
                 history: history.clone(),
                 tracker: tracker.as_ref().map(|t| t.stats.clone()),
                 ready: ready.clone(),
@@ -171,6 +172,11 @@ impl Backbone {
             .as_ref()
             .map(|_| f.relay.engine_config())
             .transpose()?;
+        let list_opts = self
+            .master
+            .as_ref()
+            .map(|_| f.master.server_list())
+            .transpose()?;
         let master_cfg = self
             .master
             .as_ref()
@@ -179,8 +185,8 @@ impl Backbone {
         if let (Some(r), Some(c)) = (&self.relay, relay_cfg) {
             r.control().reconfigure(c, peer_options(f)?);
         }
-        if let (Some(m), Some(c)) = (&self.master, master_cfg) {
-            m.reconfigure(c);
+        if let (Some(m), Some(c), Some(l)) = (&self.master, master_cfg, list_opts) {
+            m.reconfigure(c, crate::services::master::list::options(&l));
         }
         Ok(())
     }
@@ -250,6 +256,7 @@ fn start_master(sup: &Supervisor, f: &config::File, cfg: master::Config) -> Resu
         state,
         Duration::from_secs_f64(f.master.save_interval),
         f.master.name_refresh()?,
+        crate::services::master::list::options(&f.master.server_list()?),
     )
 }
 

@@ -1,5 +1,6 @@
 //! The master's servers: the Xash3D engine's static list
-//! (`GET /v1/servers/<gamedir>`, plain text) and `GET /api/servers` (JSON, filtered).
+//! (`GET /v1/servers/<gamedir>` and `GET /v1/gamedirs`, plain text, as FWGS/server-list
+//! publishes them) and `GET /api/servers` (JSON, filtered).
 
 use crate::http::reply::{error, not_running, parsed};
 use crate::http::state::AppState;
@@ -7,7 +8,7 @@ use api::servers::{ServerFilter, ServersBody};
 use api::ErrorBody;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{header, StatusCode};
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
@@ -17,16 +18,31 @@ use std::collections::BTreeMap;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/v1/servers/{gamedir}", get(list))
+        .route("/v1/gamedirs", get(gamedirs))
         .route("/api/servers", get(servers))
 }
 
-/// The engine's server list of one gamedir: one `ip <addr>` line per server.
-async fn list(State(s): State<AppState>, Path(gamedir): Path<String>) -> Response {
+/// The engine's server list of one gamedir: `ip <addr>` (Xash3D) or `gs <addr>`
+/// (GoldSrc) per published server, under probe.py's header comments.
+async fn list(State(s): State<AppState>, Path(gamedir): Path<String>, req: HeaderMap) -> Response {
     let Some(m) = &s.sources.master else {
         return (StatusCode::NOT_FOUND, "no master runs in this process\n").into_response();
     };
-    let body = s.lists.get(m).body(&gamedir);
-    ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], body).into_response()
+    // The name is echoed in the body's header: only a game directory's name is one.
+    if serverlist::curated::gamedir_of(&format!("{gamedir}.toml")).is_none() {
+        return (StatusCode::NOT_FOUND, "not a game directory name\n").into_response();
+    }
+    let lists = s.lists.get(m, s.sources.list.as_ref());
+    crate::http::lists::reply(lists.servers(&gamedir), &req)
+}
+
+/// `<gamedir> <total> <live>` per gamedir, as probe.py writes `v1/gamedirs`.
+async fn gamedirs(State(s): State<AppState>, req: HeaderMap) -> Response {
+    let Some(m) = &s.sources.master else {
+        return (StatusCode::NOT_FOUND, "no master runs in this process\n").into_response();
+    };
+    let lists = s.lists.get(m, s.sources.list.as_ref());
+    crate::http::lists::reply(lists.gamedirs(), &req)
 }
 
 /// The master's live servers.

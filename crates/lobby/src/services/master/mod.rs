@@ -1,5 +1,6 @@
 //! The master part: [`master::Engine`] served over UDP, with its state file.
 
+pub mod list;
 pub mod names;
 
 use crate::lifecycle::{lock, Stop, Supervisor};
@@ -10,7 +11,6 @@ use master::state::{SavedState, STATE_VERSION};
 use master::{Engine, Stats};
 use std::io::Read;
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -51,17 +51,6 @@ pub fn load_state(path: &Path) -> Result<SavedState> {
     Ok(s)
 }
 
-fn dir_and_name(path: &Path) -> Result<(PathBuf, String)> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .context("state file path has no file name")?;
-    Ok((dir.to_path_buf(), name.to_string_lossy().into_owned()))
-}
-
 /// Writes the state atomically ([`udp::atomic_write`]: a temporary file of its own
 /// beside it, fsync, rename, fsync of the directory), so even concurrent calls cannot
 /// corrupt one another (the master itself saves through one [`StateFile`], one save
@@ -77,51 +66,23 @@ pub fn save_state(path: &Path, state: &SavedState) -> Result<()> {
 /// files left by a killed process removed at open; saves one at a time.
 pub struct StateFile {
     path: PathBuf,
-    _lock: std::fs::File,
+    _lock: udp::file::WriterLock,
     writer: Mutex<()>,
 }
 
 impl StateFile {
-    /// Locks the state file and removes stale temporary files.
+    /// Locks the state file ([`udp::file::WriterLock`]: a second lobby on it is
+    /// refused) and removes stale temporary files.
     pub fn open(path: &Path) -> Result<StateFile> {
-        let (dir, name) = dir_and_name(path)?;
-        let lock_path = dir.join(format!(".{name}.lock"));
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .with_context(|| format!("cannot open lock file {}", lock_path.display()))?;
-        // SAFETY: flock on a descriptor this function owns; no memory is involved.
-        if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let e = std::io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-                bail!(
-                    "state file {} is in use by another running lobby (lock {})",
-                    path.display(),
-                    lock_path.display()
-                );
-            }
-            return Err(e).with_context(|| format!("cannot lock {}", lock_path.display()));
-        }
-        // Only this process writes the file now: any temporary file is a dead writer's.
-        let prefix = udp::file::temp_prefix(&name);
-        let mut stale = 0;
-        for e in std::fs::read_dir(&dir)
-            .with_context(|| format!("cannot read directory {}", dir.display()))?
-            .flatten()
-        {
-            if e.file_name().to_string_lossy().starts_with(&prefix) {
-                match std::fs::remove_file(e.path()) {
-                    Ok(()) => stale += 1,
-                    Err(err) => {
-                        tracing::warn!(file = %e.path().display(), "cannot remove stale temporary state file: {err}")
-                    }
-                }
-            }
-        }
-        if stale > 0 {
-            tracing::warn!(file = %path.display(), stale, "removed temporary state files left by an interrupted save");
+        let lock = udp::file::WriterLock::take(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::WouldBlock => anyhow::anyhow!(
+                "state file {} is in use by another running lobby",
+                path.display()
+            ),
+            _ => anyhow::anyhow!("cannot lock state file {}: {e}", path.display()),
+        })?;
+        if lock.stale_removed > 0 {
+            tracing::warn!(file = %path.display(), stale = lock.stale_removed, "removed temporary state files left by an interrupted save");
         }
         Ok(StateFile {
             path: path.to_path_buf(),
@@ -140,12 +101,13 @@ impl StateFile {
         load_state(&self.path)
     }
 
-    /// Exports `engine` and writes the file; one save at a time, each exporting after
-    /// the previous one finished, so a newer list is never overwritten by an older one.
-    /// Returns how many servers were saved.
-    pub fn save(&self, engine: &Mutex<Engine>) -> Result<usize> {
+    /// Exports `engine` (and the server list's state) and writes the file; one save
+    /// at a time, each exporting after the previous one finished, so a newer list is
+    /// never overwritten by an older one. Returns how many servers were saved.
+    pub fn save(&self, engine: &Mutex<Engine>, list: Option<&list::List>) -> Result<usize> {
         let _one_writer = lock(&self.writer);
-        let state = lock(engine).export(Instant::now());
+        let mut state = lock(engine).export(Instant::now());
+        state.list = list.map(|l| list::state(l));
         save_state(&self.path, &state)?;
         Ok(state.servers.len())
     }
@@ -157,12 +119,15 @@ pub struct MasterServer {
     udp: Vec<SocketAddr>,
     state_file: Option<Arc<StateFile>>,
     names: Option<Names>,
+    list: list::List,
 }
 
 impl MasterServer {
     /// Restores the state file, binds, prints the `listening` lines and serves under
     /// `sup`; with a state file, a saver task writes it every `save_interval` and at once
-    /// when the ban list changes.
+    /// when the ban list changes. The server list (`list`) reads its sources and
+    /// probes beside it.
+    #[allow(clippy::too_many_arguments)]
     pub fn start(
         sup: &Supervisor,
         config: master::Config,
@@ -171,6 +136,7 @@ impl MasterServer {
         state_file: Option<PathBuf>,
         save_interval: Duration,
         name_refresh: Option<Duration>,
+        list: serverlist::driver::Options,
     ) -> Result<MasterServer> {
         let now = Instant::now();
         let mut engine = Engine::new(config, Arc::new(Stats::default()), random_secret()?, now);
@@ -178,8 +144,10 @@ impl MasterServer {
             .map(|p| StateFile::open(&p).map(Arc::new))
             .transpose()?;
         let bans_changed = Arc::new(Notify::new());
+        let mut saved_list = None;
         if let Some(f) = &state_file {
-            let saved = f.load()?;
+            let mut saved = f.load()?;
+            saved_list = saved.list.take();
             let n = engine.import(&saved, now);
             tracing::info!(file = %f.path().display(), servers = n, bans = saved.bans.len(), "state restored");
             let wake = bans_changed.clone();
@@ -196,10 +164,12 @@ impl MasterServer {
         };
         let udp = udp_worker::serve(sup, "master", engine.clone(), listen, workers)?;
         lock(&engine).set_local_addrs(udp.clone());
+        let list = list::start(sup, list, engine.clone(), saved_list.as_ref())?;
         if let Some(f) = state_file.clone() {
             let task = save_loop(
                 f,
                 engine.clone(),
+                list.clone(),
                 save_interval,
                 bans_changed,
                 sup.stop().clone(),
@@ -217,6 +187,7 @@ impl MasterServer {
             udp,
             state_file,
             names,
+            list,
         })
     }
 
@@ -235,9 +206,16 @@ impl MasterServer {
         self.names.as_ref()
     }
 
-    /// Applies a reloaded configuration; servers and bans are kept.
-    pub fn reconfigure(&self, config: master::Config) {
+    /// The HTTP-era server list.
+    pub fn list(&self) -> &list::List {
+        &self.list
+    }
+
+    /// Applies a reloaded configuration; servers and bans are kept, the list's
+    /// sources are read again.
+    pub fn reconfigure(&self, config: master::Config, list: serverlist::driver::Options) {
         lock(&self.engine).reconfigure(config);
+        self.list.reload(list);
     }
 
     /// Saves the state one last time. Call once, after the supervisor has stopped the
@@ -245,7 +223,7 @@ impl MasterServer {
     /// left running (an abandoned task's blocking write) finishes first.
     pub fn final_save(&self) -> Result<()> {
         if let Some(f) = &self.state_file {
-            let n = f.save(&self.engine)?;
+            let n = f.save(&self.engine, Some(&self.list))?;
             tracing::info!(file = %f.path().display(), servers = n, "state saved");
         }
         Ok(())
@@ -258,6 +236,7 @@ impl MasterServer {
 async fn save_loop(
     file: Arc<StateFile>,
     engine: Arc<Mutex<Engine>>,
+    list: list::List,
     interval: Duration,
     bans_changed: Arc<Notify>,
     stop: Stop,
@@ -272,8 +251,8 @@ async fn save_loop(
             _ = stop.stopped() => return Ok(()),
         };
         crate::lifecycle::injected_panic("master-saver");
-        let (f, e) = (file.clone(), engine.clone());
-        match tokio::task::spawn_blocking(move || f.save(&e)).await {
+        let (f, e, l) = (file.clone(), engine.clone(), list.clone());
+        match tokio::task::spawn_blocking(move || f.save(&e, Some(&l))).await {
             Ok(Err(e)) => tracing::error!("{e:#}"),
             Err(e) => tracing::error!("state saver failed: {e}"),
             Ok(Ok(n)) => tracing::debug!(servers = n, why, "state file written"),
@@ -299,6 +278,7 @@ mod tests {
             version: STATE_VERSION,
             servers: vec![],
             bans: vec!["192.0.2.1/32".parse().unwrap()],
+            list: Some(serde_json::json!({"samples": {}})),
         };
         save_state(&p, &s).unwrap();
         assert_eq!(load_state(&p).unwrap(), s);
@@ -313,42 +293,11 @@ mod tests {
     }
 
     #[test]
-    fn concurrent_saves_never_share_a_temporary_file() {
-        // Issue 9, item 10. Before, every save of a process wrote `.NAME.tmpPID`: two at
-        // once (the saver and the final save) truncated each other's file and one
-        // rename failed or renamed the other's half-written bytes.
-        let dir = std::env::temp_dir().join(format!("lobby-state-conc-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("master.json");
-        let s = SavedState {
-            version: STATE_VERSION,
-            servers: vec![],
-            bans: (0..2000u32)
-                .map(|i| ipnet::IpNet::from(std::net::IpAddr::from(i.to_be_bytes())))
-                .collect(),
-        };
-        std::thread::scope(|sc| {
-            for _ in 0..4 {
-                sc.spawn(|| {
-                    for _ in 0..25 {
-                        save_state(&p, &s).unwrap();
-                    }
-                });
-            }
-        });
-        assert_eq!(load_state(&p).unwrap(), s);
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn the_state_file_has_one_writer_and_stale_temporary_files_are_removed() {
+    fn the_state_file_has_one_writer_and_keeps_the_list() {
         let dir = std::env::temp_dir().join(format!("lobby-state-lock-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("master.json");
-        let stale = dir.join(".master.json.tmp999999");
-        std::fs::write(&stale, "half a save").unwrap();
         let f = StateFile::open(&p).unwrap();
-        assert!(!stale.exists(), "stale temporary file removed");
         let e = StateFile::open(&p)
             .err()
             .expect("a second writer is refused");
@@ -361,8 +310,15 @@ mod tests {
             [1; 32],
             Instant::now(),
         ));
-        assert_eq!(f.save(&engine).unwrap(), 0);
+        assert_eq!(f.save(&engine, None).unwrap(), 0);
         assert_eq!(f.load().unwrap().version, STATE_VERSION);
+        assert_eq!(f.load().unwrap().list, None);
+        let list = Arc::new(serverlist::driver::Shared::default());
+        f.save(&engine, Some(&list)).unwrap();
+        assert_eq!(
+            f.load().unwrap().list,
+            Some(serde_json::json!({"samples": {}}))
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

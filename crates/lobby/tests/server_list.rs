@@ -1,0 +1,406 @@
+//! The HTTP-era Xash3D server list (issue 19) over real sockets: curated sources in
+//! FWGS/server-list's format listing `lobby sim` fleets of Xash3D and GoldSrc
+//! servers (and dead addresses), a heartbeat-registered server beside them, the
+//! lists read with the engine's own rules, the grace window, a bad file on SIGHUP,
+//! 304s, the state across SIGKILL, and the one-shot `probe` and `export` trees.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeSet;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lobby-list-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// An address nothing answers on (a UDP socket bound then closed).
+fn dead_addr() -> SocketAddr {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+fn sims(args: &[&str], count: usize) -> (Lobby, Vec<SocketAddr>) {
+    let n = count.to_string();
+    let mut a = vec!["sim", "--listen-ip", "127.0.0.1", "--count", &n];
+    a.extend_from_slice(args);
+    let s = Lobby::start(&a, count);
+    let addrs = s.addrs("sim", "udp");
+    (s, addrs)
+}
+
+fn toml_entries(list: &[(String, Option<u8>, bool)]) -> String {
+    let mut t = String::from("# written by the test, in FWGS/server-list's format\n");
+    for (a, proto, force) in list {
+        t.push_str(&format!(
+            "\n[[server]]\naddress = \"{a}\"\ncontact = \"ops@example.org\"\n"
+        ));
+        if let Some(p) = proto {
+            t.push_str(&format!("protocol = {p}\n"));
+        }
+        if *force {
+            t.push_str("force = true\n");
+        }
+    }
+    t
+}
+
+/// One raw HTTP/1.1 exchange; returns the whole response text.
+fn http_raw(addr: SocketAddr, request: &str) -> String {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut raw = String::new();
+    let _ = s.read_to_string(&mut raw);
+    raw
+}
+
+fn header<'a>(resp: &'a str, name: &str) -> Option<&'a str> {
+    let head = resp.split("\r\n\r\n").next()?;
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+fn entries(http: SocketAddr, gamedir: &str) -> BTreeSet<String> {
+    let (status, body) = http_get(http, &format!("/v1/servers/{gamedir}"));
+    assert_eq!(status, 200, "{body}");
+    engine_entries(&body).into_iter().collect()
+}
+
+fn set(lines: &[String]) -> BTreeSet<String> {
+    lines.iter().cloned().collect()
+}
+
+/// Polls `gamedir`'s list until it is `want` (bounded).
+fn entries_until(
+    http: SocketAddr,
+    gamedir: &str,
+    want: &BTreeSet<String>,
+    within: Duration,
+    m: &Lobby,
+) {
+    let deadline = Instant::now() + within;
+    loop {
+        let got = entries(http, gamedir);
+        if &got == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{gamedir}: listed {got:?}, want {want:?}\nstderr tail:\n{}",
+            tail(&m.stderr())
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn tail(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.contains("DEBUG")).collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+fn master(dir: &Path, sources: &Path, grace: &str) -> Lobby {
+    let cfg = dir.join("lobby.toml");
+    std::fs::write(&cfg, "[master]\nsave_interval = 0.2\nsample_interval = 1\n").unwrap();
+    Lobby::start(
+        &[
+            "master",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+            "--state",
+            dir.join("master.json").to_str().unwrap(),
+            "--sources",
+            sources.to_str().unwrap(),
+            "--grace",
+            grace,
+            "--probe-interval",
+            "1",
+        ],
+        2,
+    )
+}
+
+#[test]
+fn curated_sources_are_probed_and_published_beside_heartbeats() {
+    let dir = tmp("live");
+    let sources = dir.join("servers");
+    std::fs::create_dir_all(&sources).unwrap();
+    let (_xash, x) = sims(&[], 2);
+    let (goldsrc, g) = sims(&["--protocol", "48"], 2);
+    let (dead, forced) = (dead_addr(), dead_addr());
+    let valve = vec![
+        (x[0].to_string(), None, false),
+        (x[1].to_string(), Some(49), false),
+        (dead.to_string(), None, false),
+        (forced.to_string(), None, true),
+        // The same server under its host name: one line, the IP it resolved to.
+        (format!("localhost:{}", x[0].port()), None, false),
+    ];
+    std::fs::write(sources.join("valve.toml"), toml_entries(&valve)).unwrap();
+    let cstrike = vec![
+        (g[0].to_string(), Some(48), false),
+        (g[1].to_string(), Some(48), false),
+    ];
+    std::fs::write(sources.join("cstrike.toml"), toml_entries(&cstrike)).unwrap();
+    // Grace 4 s: a stopped server stays that long after its last answer.
+    let m = master(&dir, &sources, "4");
+    let http = m.addr("http", "tcp");
+    // A server that registers by UDP heartbeats, as today.
+    let master_udp = m.addr("master", "udp").to_string();
+    let (_hb, h) = sims(&["--master", &master_udp], 1);
+
+    let want_valve = set(&[
+        format!("ip {}", x[0]),
+        format!("ip {}", x[1]),
+        format!("ip {forced}"),
+        format!("ip {}", h[0]),
+    ]);
+    entries_until(http, "valve", &want_valve, Duration::from_secs(15), &m);
+    let want_cstrike = set(&[format!("gs {}", g[0]), format!("gs {}", g[1])]);
+    entries_until(http, "cstrike", &want_cstrike, Duration::from_secs(10), &m);
+
+    // v1/gamedirs: the sources' totals (duplicates counted, as probe.py does) plus
+    // the heartbeat server, and what is published.
+    let (_, gd) = http_get(http, "/v1/gamedirs");
+    let rows: Vec<&str> = gd
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert_eq!(rows, ["cstrike 2 2", "valve 6 4"], "{gd}");
+
+    // HTTP as the engine needs it: Content-Length, no Content-Encoding even when
+    // asked for gzip, a validator, 304 on a repeated conditional GET, HEAD.
+    let get = "GET /v1/servers/valve HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip, br\r\nConnection: close\r\n\r\n";
+    let r = http_raw(http, get);
+    assert!(r.starts_with("HTTP/1.1 200"), "{r}");
+    assert!(header(&r, "content-encoding").is_none());
+    let body = r.split_once("\r\n\r\n").unwrap().1;
+    assert_eq!(
+        header(&r, "content-length"),
+        Some(body.len().to_string().as_str())
+    );
+    assert_eq!(header(&r, "cache-control"), Some("max-age=60"));
+    assert!(
+        body.starts_with("# valve server list\n# Generated "),
+        "{body}"
+    );
+    let etag = header(&r, "etag").unwrap().to_string();
+    let last_modified = header(&r, "last-modified").unwrap().to_string();
+    let again = http_raw(
+        http,
+        &format!("GET /v1/servers/valve HTTP/1.1\r\nHost: t\r\nIf-None-Match: {etag}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(again.starts_with("HTTP/1.1 304"), "{again}");
+    let since = http_raw(
+        http,
+        &format!("GET /v1/servers/valve HTTP/1.1\r\nHost: t\r\nIf-Modified-Since: {last_modified}\r\nConnection: close\r\n\r\n"),
+    );
+    assert!(since.starts_with("HTTP/1.1 304"), "{since}");
+    let head = http_raw(
+        http,
+        "HEAD /v1/servers/valve HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n",
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert_eq!(
+        header(&head, "content-length"),
+        Some(body.len().to_string().as_str())
+    );
+    assert!(head.ends_with("\r\n\r\n"), "no body on HEAD: {head:?}");
+
+    // A name that is no game directory is not echoed (it would inject lines).
+    assert_eq!(http_get(http, "/v1/servers/x%0Aip%201.2.3.4:5").0, 404);
+
+    // A bad file on SIGHUP keeps the previous good copy, and says where it is bad.
+    let mut bad = toml_entries(&valve);
+    bad.push_str("port = 27015\n");
+    std::fs::write(sources.join("valve.toml"), bad).unwrap();
+    m.signal(libc::SIGHUP);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !m.stderr().contains("source refused") {
+        assert!(Instant::now() < deadline, "{}", tail(&m.stderr()));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let log = m.stderr();
+    let line = log.lines().find(|l| l.contains("source refused")).unwrap();
+    assert!(
+        line.contains("valve.toml:") && line.contains("port") && line.contains("kept"),
+        "{line}"
+    );
+    assert_eq!(
+        entries(http, "valve"),
+        want_valve,
+        "the previous valve list is kept"
+    );
+
+    // The GoldSrc servers stop: listed through the grace window, then gone.
+    drop(goldsrc);
+    let stopped = Instant::now();
+    assert_eq!(entries(http, "cstrike"), want_cstrike, "still within grace");
+    entries_until(
+        http,
+        "cstrike",
+        &BTreeSet::new(),
+        Duration::from_secs(20),
+        &m,
+    );
+    assert!(
+        stopped.elapsed() >= Duration::from_secs(2),
+        "left before its grace ended"
+    );
+
+    // The master is killed; the state file kept what the list learnt.
+    std::thread::sleep(Duration::from_millis(500));
+    m.signal(libc::SIGKILL);
+    drop(m);
+
+    // The static export of that state file: probe.py's tree, the heartbeat server
+    // from the master's table included.
+    let out = dir.join("export");
+    let st = dir.join("master.json");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_lobby"))
+        .args([
+            "master",
+            "export",
+            "--state",
+            st.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let valve_file = std::fs::read_to_string(out.join("v1/servers/valve")).unwrap();
+    assert_eq!(
+        set(&engine_entries(&valve_file)),
+        want_valve,
+        "{valve_file}"
+    );
+    for f in [
+        "v1/gamedirs",
+        "state.json",
+        "index.html",
+        ".nojekyll",
+        "v1/servers/cstrike",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+
+    // A new master with a long grace lists the valve servers at once from the
+    // state, though they are gone and it never heard from them, and the forced one.
+    std::fs::write(sources.join("valve.toml"), toml_entries(&valve)).unwrap();
+    drop(_xash);
+    let m2 = master(&dir, &sources, "3600");
+    let got = entries(m2.addr("http", "tcp"), "valve");
+    for want in [
+        format!("ip {}", x[0]),
+        format!("ip {}", x[1]),
+        format!("ip {forced}"),
+    ] {
+        assert!(got.contains(&want), "{want} missing after restart: {got:?}");
+    }
+    drop(m2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_one_shot_probe_writes_probe_py_tree() {
+    let dir = tmp("probe");
+    let sources = dir.join("servers");
+    std::fs::create_dir_all(&sources).unwrap();
+    let (_xash, x) = sims(&[], 2);
+    let (_gs, g) = sims(&["--protocol", "48"], 1);
+    let dead = dead_addr();
+    std::fs::write(
+        sources.join("valve.toml"),
+        toml_entries(&[
+            (x[0].to_string(), None, false),
+            (x[1].to_string(), None, false),
+            (dead.to_string(), None, false),
+        ]),
+    )
+    .unwrap();
+    std::fs::write(
+        sources.join("tfc.toml"),
+        toml_entries(&[(g[0].to_string(), Some(48), false)]),
+    )
+    .unwrap();
+    std::fs::write(sources.join("dmc.toml"), "").unwrap();
+    let out = dir.join("out");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_lobby"))
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let (s, o) = (sources.to_str().unwrap(), out.to_str().unwrap());
+    let r = run(&[
+        "master",
+        "probe",
+        "--sources",
+        s,
+        "--output",
+        o,
+        "--timeout",
+        "0.5",
+        "--json",
+    ]);
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(summary["addresses"], 4);
+    assert_eq!(summary["published"], 3);
+    // probe.py's layout: a file per gamedir with servers in the sources.
+    let read = |p: &str| std::fs::read_to_string(out.join(p)).unwrap();
+    assert_eq!(
+        set(&engine_entries(&read("v1/servers/valve"))),
+        set(&[format!("ip {}", x[0]), format!("ip {}", x[1])])
+    );
+    assert_eq!(
+        engine_entries(&read("v1/servers/tfc")),
+        [format!("gs {}", g[0])]
+    );
+    // A file with no server is skipped, as probe.py skips it.
+    assert!(!out.join("v1/servers/dmc").exists());
+    let gamedirs = read("v1/gamedirs");
+    assert!(gamedirs.ends_with("\ntfc 1 1\nvalve 3 2\n"), "{gamedirs}");
+    let state: serde_json::Value = serde_json::from_str(&read("state.json")).unwrap();
+    let seen = &state["valve"][x[0].to_string()];
+    for key in ["last_attempt", "last_seen", "last_ping_ms"] {
+        assert!(!seen[key].is_null(), "state.json lacks {key}: {seen}");
+    }
+    assert!(state["valve"][dead.to_string()]["last_seen"].is_null());
+    assert!(!state["valve"][dead.to_string()]["last_attempt"].is_null());
+    assert_eq!(
+        state["samples"]["valve"][0].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert!(read("index.html").contains("v1/servers/valve"));
+    assert!(out.join(".nojekyll").exists());
+
+    // A file in error: exit 2, and the last tree stays as it was.
+    let before = read("v1/servers/valve");
+    std::fs::write(sources.join("tfc.toml"), "[[server]]\naddress = \"nope\"\n").unwrap();
+    let r = run(&["master", "probe", "--sources", s, "--output", o]);
+    assert_eq!(r.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        err.contains("tfc.toml:1") && err.contains("address"),
+        "{err}"
+    );
+    assert_eq!(read("v1/servers/valve"), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,276 @@
+//! `lobby master probe` (a one-shot drop-in for FWGS/server-list's nightly
+//! `scripts/probe.py`) and `lobby master export` (probe.py's static tree from a
+//! master's state file, live or stopped).
+//!
+//! Exit codes: 0 done; 1 a file could not be written or the probe could not run;
+//! 2 bad input (a sources directory missing, empty or with a file in error, an
+//! unreadable state): nothing is written then, so the last published tree stays.
+
+use crate::catalog::Catalog;
+use crate::driver::{lock, probe_once, resolve_once};
+use crate::export::{restore_published, restore_state, write_tree};
+use crate::prober::ProberConfig;
+use crate::sources::{load_dir, Files};
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use serde_json::{json, Value};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The list's one-shot commands.
+#[derive(Subcommand, Debug, Clone)]
+pub enum ListCommand {
+    /// Probe every server of a sources directory once, apply the grace rule and write
+    /// probe.py's tree (`v1/servers/<gamedir>`, `v1/gamedirs`, `state.json`,
+    /// `index.html`), then exit: a drop-in for FWGS/server-list's nightly job.
+    Probe(ProbeArgs),
+    /// Write probe.py's tree from a master's state file (or a `state.json`), so a list
+    /// can be hosted on static pages.
+    Export(ExportArgs),
+}
+
+/// `lobby master probe`.
+#[derive(Args, Debug, Clone)]
+pub struct ProbeArgs {
+    /// Directory of `<gamedir>.toml` sources (FWGS/server-list's `servers/`).
+    #[arg(long, value_name = "DIR")]
+    sources: PathBuf,
+    /// Directory the tree is written to.
+    #[arg(long, value_name = "DIR")]
+    output: PathBuf,
+    /// State kept between runs, in probe.py's `state.json` format (default
+    /// OUTPUT/state.json, where probe.py keeps it).
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
+    /// Hours a silent server stays published after its last answer.
+    #[arg(long, value_name = "HOURS", default_value_t = 48.0)]
+    grace_hours: f64,
+    /// Seconds each try waits for an answer (three tries: probe.py's 6 s window).
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    timeout: f64,
+    /// Probes started per second, at most.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    rate: u32,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `lobby master export`.
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    /// The master's state file (`[master] state_file`), or a probe.py `state.json`.
+    #[arg(long, value_name = "FILE")]
+    state: PathBuf,
+    /// Directory the tree is written to.
+    #[arg(long, value_name = "DIR")]
+    output: PathBuf,
+    /// Hours a silent server stays published after its last answer.
+    #[arg(long, value_name = "HOURS", default_value_t = 48.0)]
+    grace_hours: f64,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs a list command.
+pub async fn run(cmd: ListCommand) -> Result<ExitCode> {
+    match cmd {
+        ListCommand::Probe(a) => probe(a).await,
+        ListCommand::Export(a) => export(a),
+    }
+}
+
+fn grace_secs(hours: f64) -> Result<i64, String> {
+    if !(hours.is_finite() && (0.0..=24.0 * 3650.0).contains(&hours)) {
+        return Err(format!("--grace-hours must be 0 to 87600, got {hours}"));
+    }
+    Ok((hours * 3600.0) as i64)
+}
+
+fn bad_input(msg: impl std::fmt::Display) -> Result<ExitCode> {
+    eprintln!("lobby: {msg}");
+    Ok(ExitCode::from(2))
+}
+
+/// A JSON file, or `None` when missing; Err when unreadable or not JSON.
+fn read_json(path: &Path) -> Result<Option<Value>, String> {
+    match std::fs::read(path) {
+        Ok(b) => serde_json::from_slice(&b)
+            .map(Some)
+            .map_err(|e| format!("{} is not JSON: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+fn summary(json: bool, v: Value, text: String) {
+    if json {
+        println!("{v}");
+    } else {
+        println!("{text}");
+    }
+}
+
+async fn probe(a: ProbeArgs) -> Result<ExitCode> {
+    let grace = match grace_secs(a.grace_hours) {
+        Ok(g) => g,
+        Err(e) => return bad_input(e),
+    };
+    if !(a.timeout.is_finite() && a.timeout > 0.0 && a.timeout <= 60.0) || a.rate == 0 {
+        return bad_input("--timeout must be 0 to 60 seconds and --rate at least 1");
+    }
+    let loaded = match load_dir(&a.sources, &Files::new()) {
+        Ok(l) => l,
+        Err(e) => return bad_input(e),
+    };
+    if !loaded.errors.is_empty() {
+        for e in &loaded.errors {
+            eprintln!("lobby: {e}");
+        }
+        return bad_input("sources in error: nothing probed, nothing written");
+    }
+    if loaded.files.is_empty() {
+        return bad_input(format!("no .toml files under {}", a.sources.display()));
+    }
+    let state_path = a
+        .state
+        .clone()
+        .unwrap_or_else(|| a.output.join("state.json"));
+    let mut catalog = Catalog::new();
+    catalog
+        .set_curated(&loaded.files)
+        .map_err(anyhow::Error::msg)?;
+    match read_json(&state_path) {
+        Ok(Some(v)) => {
+            restore_state(&mut catalog, &v);
+        }
+        Ok(None) => {}
+        // probe.py starts over from a broken state; so does this, loudly.
+        Err(e) => eprintln!("lobby: {e}; starting with an empty state"),
+    }
+    let catalog = Mutex::new(catalog);
+    let unresolved = resolve_once(&catalog).await;
+    for n in &unresolved {
+        eprintln!("lobby: {n} does not resolve");
+    }
+    let total = lock(&catalog).targets(&Default::default()).len();
+    let cfg = ProberConfig {
+        rate: a.rate,
+        attempt_timeout: Duration::from_secs_f64(a.timeout),
+        ..ProberConfig::default()
+    };
+    let tty = std::io::stderr().is_terminal();
+    eprintln!(
+        "probing {total} addresses across {} gamedirs (try timeout {}s, grace {}h)",
+        loaded.files.len(),
+        a.timeout,
+        a.grace_hours
+    );
+    let start = Instant::now();
+    let started_wall = udp::time::unix_secs();
+    let mut last_shown = Instant::now();
+    let counts = probe_once(&catalog, cfg, |done, total| {
+        if tty && (last_shown.elapsed() >= Duration::from_millis(200) || done == total) {
+            eprint!("\r  {done}/{total} probed");
+            last_shown = Instant::now();
+        }
+    })
+    .await
+    .context("cannot probe")?;
+    if tty {
+        eprintln!();
+    }
+    let now = udp::time::unix_secs();
+    let mut c = lock(&catalog);
+    c.take_sample(now, now - started_wall + 1);
+    let pruned = c.prune(now, 30 * 86_400);
+    let answered = c
+        .entries()
+        .filter(|(_, e)| e.sources != 0 && e.last_seen.is_some_and(|s| s >= started_wall))
+        .count();
+    let published = c.published(now, grace).len();
+    let gamedirs = write_tree(&c, &a.output, now, grace)
+        .with_context(|| format!("cannot write the tree under {}", a.output.display()))?;
+    if a.state.is_some() {
+        std::fs::write(&state_path, crate::export::state_text(&c))
+            .with_context(|| format!("cannot write {}", state_path.display()))?;
+    }
+    summary(
+        a.json,
+        json!({
+            "addresses": total, "answered": answered, "published": published,
+            "pruned": pruned, "unresolved": unresolved, "gamedirs": gamedirs,
+            "datagrams_sent": counts.datagrams_out, "bytes_sent": counts.bytes_out,
+            "seconds": start.elapsed().as_secs_f64(),
+        }),
+        format!(
+            "done: {answered} entries answered, {published} published, {pruned} pruned from state; {} datagrams sent in {:.1} s; tree in {}",
+            counts.datagrams_out,
+            start.elapsed().as_secs_f64(),
+            a.output.display()
+        ),
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(a: ExportArgs) -> Result<ExitCode> {
+    let grace = match grace_secs(a.grace_hours) {
+        Ok(g) => g,
+        Err(e) => return bad_input(e),
+    };
+    let v = match read_json(&a.state) {
+        Ok(Some(v)) => v,
+        Ok(None) => return bad_input(format!("{} does not exist", a.state.display())),
+        Err(e) => return bad_input(e),
+    };
+    let now = udp::time::unix_secs();
+    let mut c = Catalog::new();
+    // A master's state file holds the list under "list" and its heartbeat servers
+    // under "servers"; anything else is read as a probe.py state.json.
+    let is_master = v.get("version").is_some() && v.get("servers").is_some_and(Value::is_array);
+    let list = if is_master {
+        v.get("list").cloned().unwrap_or(json!({}))
+    } else {
+        v.clone()
+    };
+    restore_published(&mut c, &list);
+    let mut heartbeat = 0;
+    if is_master {
+        for s in v["servers"].as_array().into_iter().flatten() {
+            let addr = s
+                .get("addr")
+                .and_then(Value::as_str)
+                .and_then(|a| a.parse().ok());
+            let gamedir: Option<Vec<u8>> = s.get("gamedir").and_then(Value::as_array).map(|g| {
+                g.iter()
+                    .filter_map(Value::as_u64)
+                    .map(|b| b as u8)
+                    .collect()
+            });
+            if let (Some(addr), Some(g)) = (addr, gamedir) {
+                let g = String::from_utf8_lossy(&g).into_owned();
+                if crate::curated::gamedir_of(&format!("{g}.toml")).is_some() {
+                    c.add_heartbeat(&g, addr, now);
+                    heartbeat += 1;
+                }
+            }
+        }
+    }
+    let published = c.published(now, grace).len();
+    let gamedirs = write_tree(&c, &a.output, now, grace)
+        .with_context(|| format!("cannot write the tree under {}", a.output.display()))?;
+    summary(
+        a.json,
+        json!({"published": published, "heartbeat_servers": heartbeat, "gamedirs": gamedirs}),
+        format!(
+            "{published} servers published in {} gamedirs ({heartbeat} from heartbeats); tree in {}",
+            gamedirs.len(),
+            a.output.display()
+        ),
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,77 @@
+//! The server list's counters (`/stats` → `list`, `/metrics` `lobby_list_*`),
+//! declared once (`telemetry`).
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// The list's Prometheus families, in `/metrics` and docs order.
+pub mod families {
+    use telemetry::Family;
+
+    telemetry::families! {
+        /// Every family of the server list.
+        pub const FAMILIES;
+        PROBES = Family::counter(
+            "lobby_list_probes_total",
+            "Probes of listed servers ended, by result (answered, silent: no valid answer within the probe's tries).",
+        )
+        .label("result");
+        DATAGRAMS = Family::counter("lobby_list_probe_datagrams_total", "Datagrams the prober sent.");
+        BYTES = Family::counter("lobby_list_probe_bytes_total", "Bytes the prober sent.");
+        DROPPED = Family::counter(
+            "lobby_list_dropped_total",
+            "Datagrams the prober dropped, by reason (unsolicited: from an address with no probe in flight).",
+        )
+        .label("reason");
+        DEFERRED = Family::counter(
+            "lobby_list_probes_deferred_total",
+            "Times a due probe waited for the probe rate or the in-flight cap.",
+        );
+        ENTRIES = Family::gauge("lobby_list_entries", "Entries the list knows (curated, and kept until pruned).");
+        PUBLISHED = Family::gauge("lobby_list_published", "Curated addresses published now.");
+        UNRESOLVED = Family::gauge("lobby_list_unresolved", "Source host names that did not resolve at the last try.");
+        REFUSED = Family::gauge("lobby_list_sources_refused", "Source files refused at the last reading (each keeps its previous copy).");
+    }
+}
+
+telemetry::fields! {
+    /// The list's counters.
+    pub struct ListStats in families::FAMILIES {
+        /// Probes answered.
+        pub answered => families::PROBES["answered"];
+        /// Probes silent.
+        pub silent => families::PROBES["silent"];
+        /// Datagrams sent.
+        pub datagrams_out => families::DATAGRAMS;
+        /// Bytes sent.
+        pub bytes_out => families::BYTES;
+        /// Datagrams from addresses not probed.
+        pub unsolicited => families::DROPPED["unsolicited"];
+        /// Due probes that waited.
+        pub deferred => families::DEFERRED;
+        /// Entries known.
+        pub entries => families::ENTRIES;
+        /// Addresses published.
+        pub published => families::PUBLISHED;
+        /// Names unresolved.
+        pub unresolved => families::UNRESOLVED;
+        /// Files refused.
+        pub sources_refused => families::REFUSED;
+    }
+}
+
+impl ListStats {
+    /// Copies the prober's running counts.
+    pub fn set_prober(&self, c: &crate::prober::ProberCounts) {
+        self.answered.store(c.answered, Relaxed);
+        self.silent.store(c.silent, Relaxed);
+        self.datagrams_out.store(c.datagrams_out, Relaxed);
+        self.bytes_out.store(c.bytes_out, Relaxed);
+        self.unsolicited.store(c.unsolicited, Relaxed);
+        self.deferred.store(c.deferred, Relaxed);
+    }
+
+    /// Sets a gauge.
+    pub fn set(gauge: &AtomicU64, v: usize) {
+        gauge.store(v as u64, Relaxed);
+    }
+}
