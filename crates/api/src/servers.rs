@@ -44,8 +44,17 @@ pub struct ServerEntry {
     pub region: u8,
     /// When the master first listed it, Unix seconds.
     pub registered_since: u64,
-    /// When its last heartbeat was accepted, Unix seconds.
+    /// When its last heartbeat was accepted, Unix seconds (for a server known only
+    /// from the curated sources: its last answer to the master's probe).
     pub last_heartbeat: u64,
+    /// Where the list knows it from, one or more of `heartbeat` (UDP heartbeats),
+    /// `curated` (the operator's sources) and `registered` (self-registration).
+    #[serde(default)]
+    pub sources: Vec<String>,
+    /// The master's round trip to it at its last probe, ms; `null` when the master
+    /// does not probe it (heartbeats prove it alive).
+    #[serde(default)]
+    pub ping_ms: Option<u32>,
 }
 
 /// The body of `GET /api/servers`.
@@ -91,6 +100,67 @@ pub fn entry(l: &Listed<'_>, clock: &Clock) -> ServerEntry {
         region: s.region,
         registered_since: clock.unix_secs(l.since),
         last_heartbeat: clock.unix_secs(l.heartbeat),
+        sources: vec!["heartbeat".into()],
+        ping_ms: None,
+    }
+}
+
+/// What the master's probe learnt of a server it does not hear heartbeats from (a
+/// curated one): the fields [`probed`] needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Probed {
+    /// `ip:port`.
+    pub address: String,
+    /// The list's gamedir.
+    pub gamedir: String,
+    /// Its host name, colour codes removed.
+    pub name: String,
+    /// Map.
+    pub map: String,
+    /// Players, maximum, bots.
+    pub players: u32,
+    /// Maximum players.
+    pub max: u32,
+    /// Bots.
+    pub bots: u32,
+    /// Password protected.
+    pub password: bool,
+    /// Version string.
+    pub version: String,
+    /// Protocol it answered with.
+    pub protocol: u32,
+    /// When it answered, Unix seconds.
+    pub at: u64,
+    /// The round trip, ms.
+    pub ping_ms: u32,
+    /// Its sources' names.
+    pub sources: Vec<String>,
+}
+
+/// The API form of a probed server: what the probe cannot learn is the documented
+/// default (`os` unknown, not behind NAT, dedicated, region 255, both times the
+/// answer's).
+pub fn probed(p: Probed) -> ServerEntry {
+    let small = |v: u32| v.min(255) as u8;
+    ServerEntry {
+        address: p.address,
+        name: Some(p.name).filter(|n| !n.is_empty()),
+        gamedir: p.gamedir,
+        map: p.map,
+        players: small(p.players),
+        max: small(p.max),
+        bots: small(p.bots),
+        password: p.password,
+        dedicated: true,
+        os: "unknown".into(),
+        nat: false,
+        version: p.version,
+        protocol: small(p.protocol),
+        region: 255,
+        registered_since: p.at,
+        last_heartbeat: p.at,
+        sources: p.sources,
+        ping_ms: Some(p.ping_ms),
     }
 }
 

@@ -224,6 +224,8 @@ fn server(gamedir: &str, players: u8, max: u8, nat: bool) -> ServerEntry {
         region: 255,
         registered_since: 0,
         last_heartbeat: 0,
+        sources: vec!["heartbeat".into()],
+        ping_ms: None,
     }
 }
 

@@ -111,7 +111,9 @@ fn tail(s: &str) -> String {
 
 fn master(dir: &Path, sources: &Path, grace: &str) -> Lobby {
     let cfg = dir.join("lobby.toml");
-    std::fs::write(&cfg, "[master]\nsave_interval = 0.2\nsample_interval = 1\n").unwrap();
+    let db = format!("sqlite:{}", dir.join("history.sqlite").display());
+    let text = format!("[master]\nsave_interval = 0.2\nsample_interval = 1\n\n[history]\ndatabase_url = \"{db}\"\nserver_sample_interval = 1\n");
+    std::fs::write(&cfg, text).unwrap();
     Lobby::start(
         &[
             "master",
@@ -172,6 +174,50 @@ fn curated_sources_are_probed_and_published_beside_heartbeats() {
     entries_until(http, "valve", &want_valve, Duration::from_secs(15), &m);
     let want_cstrike = set(&[format!("gs {}", g[0]), format!("gs {}", g[1])]);
     entries_until(http, "cstrike", &want_cstrike, Duration::from_secs(10), &m);
+
+    // /api/servers (the page's table) has the curated servers too, from their probe.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let api = loop {
+        let (_, body) = http_get(http, "/api/servers");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        if v["servers"].as_array().map_or(0, Vec::len) >= 5 {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "{body}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let find = |a: &SocketAddr| {
+        api["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["address"] == a.to_string())
+            .cloned()
+            .unwrap_or_else(|| panic!("{a} not in {api}"))
+    };
+    let curated = find(&x[0]);
+    assert_eq!(curated["sources"], serde_json::json!(["curated"]));
+    assert!(
+        curated["ping_ms"].is_u64() && curated["name"].is_string(),
+        "{curated}"
+    );
+    assert_eq!(find(&g[0])["protocol"], 48);
+    let hb = find(&h[0]);
+    assert_eq!(
+        (hb["sources"].clone(), hb["ping_ms"].clone()),
+        (serde_json::json!(["heartbeat"]), serde_json::Value::Null)
+    );
+
+    // The flight log keeps players samples of curated servers as of any other.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, body) = http_get(http, &format!("/api/servers/{}/history", g[0]));
+        if status == 200 && body.contains("\"players\"") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{status} {body}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
 
     // v1/gamedirs: the sources' totals (duplicates counted, as probe.py does) plus
     // the heartbeat server, and what is published.

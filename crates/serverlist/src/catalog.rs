@@ -118,8 +118,19 @@ impl Entry {
 /// The key of an entry: its gamedir and its address as the source wrote it.
 pub type Key = (String, String);
 
+/// What a server said at its last answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// When, Unix seconds.
+    pub at: i64,
+    /// Round trip from the master, ms.
+    pub ping_ms: u32,
+    /// Its info.
+    pub info: ProbeInfo,
+}
+
 /// One line of a published list.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Published {
     /// The gamedir whose list it is on.
     pub gamedir: String,
@@ -129,6 +140,8 @@ pub struct Published {
     pub directive: Directive,
     /// [`source`] bits of every entry merged into it.
     pub sources: u8,
+    /// The latest answer of the entries merged into it, if any answered.
+    pub answer: Option<Answer>,
 }
 
 /// Totals of one gamedir for `v1/gamedirs`.
@@ -371,8 +384,18 @@ impl Catalog {
                     addr,
                     directive,
                     sources: 0,
+                    answer: None,
                 });
             p.sources |= e.sources;
+            if let (Some(at), Some(info)) = (e.last_seen, &e.info) {
+                if p.answer.as_ref().is_none_or(|a| a.at < at) {
+                    p.answer = Some(Answer {
+                        at,
+                        ping_ms: e.last_ping_ms.unwrap_or(0),
+                        info: info.clone(),
+                    });
+                }
+            }
             if directive == Directive::Ip {
                 p.directive = Directive::Ip;
             }

@@ -119,6 +119,7 @@ impl Lists {
                 addr: *a,
                 directive: Directive::Ip,
                 sources: source::HEARTBEAT,
+                answer: None,
             });
         }
         let mut by_gamedir = BTreeMap::new();
@@ -183,6 +184,7 @@ mod tests {
             addr: a.parse().unwrap(),
             directive: d,
             sources: source::CURATED,
+            answer: None,
         }
     }
 

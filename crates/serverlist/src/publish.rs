@@ -58,12 +58,14 @@ mod tests {
                 addr: "192.0.2.1:27015".parse().unwrap(),
                 directive: Directive::Ip,
                 sources: 1,
+                answer: None,
             },
             Published {
                 gamedir: "valve".into(),
                 addr: "[2001:db8::1]:27016".parse().unwrap(),
                 directive: Directive::Gs,
                 sources: 1,
+                answer: None,
             },
         ];
         let body = servers_body("valve", 1_764_756_000, &lines);

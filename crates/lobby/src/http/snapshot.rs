@@ -221,6 +221,9 @@ impl Publisher {
                     s.name = book.name(a).map(str::to_string);
                 }
             }
+            if let Some(l) = &src.list {
+                curated_servers(l, &mut list, clock.now_secs() as i64);
+            }
             list.into_iter()
                 .map(|(_, s)| s)
                 .collect::<Vec<ServerEntry>>()
@@ -332,4 +335,46 @@ impl Publisher {
             }
         }
     }
+}
+
+/// The curated list's published servers into `list` (ordered by address): those
+/// also in the master's table gain the `curated` source, the others are added from
+/// their last answer (a forced one that never answered has nothing to show).
+fn curated_servers(
+    l: &crate::services::master::list::List,
+    list: &mut Vec<(std::net::SocketAddr, ServerEntry)>,
+    now: i64,
+) {
+    let grace = lock(&l.options).grace;
+    let published = lock(&l.catalog).published(now, grace);
+    for p in published {
+        let names = serverlist::catalog::source::names(p.sources);
+        if let Some((_, s)) = list.iter_mut().find(|(a, _)| *a == p.addr) {
+            s.sources.extend(
+                names
+                    .into_iter()
+                    .filter(|n| *n != "heartbeat")
+                    .map(String::from),
+            );
+            continue;
+        }
+        let Some(a) = p.answer else { continue };
+        let entry = api::servers::probed(api::servers::Probed {
+            address: p.addr.to_string(),
+            gamedir: p.gamedir,
+            name: query::strip_colors(&a.info.name),
+            map: a.info.map,
+            players: a.info.players,
+            max: a.info.max,
+            bots: a.info.bots,
+            password: a.info.password,
+            version: a.info.version,
+            protocol: a.info.protocol,
+            at: a.at.max(0) as u64,
+            ping_ms: a.ping_ms,
+            sources: names.into_iter().map(String::from).collect(),
+        });
+        list.push((p.addr, entry));
+    }
+    list.sort_by_key(|(a, _)| *a);
 }

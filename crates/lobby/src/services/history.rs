@@ -161,12 +161,14 @@ impl History {
         tx
     }
 
-    /// Samples the master's listed servers every `every` (players, map, name).
+    /// Samples the master's listed servers every `every` (players, map, name), and
+    /// the curated list's servers that answered a probe within that time.
     pub fn sample_servers(
         &self,
         sup: &Supervisor,
         master: Arc<Mutex<master::Engine>>,
         names: Option<crate::services::master::names::Names>,
+        list: crate::services::master::list::List,
         every: Duration,
     ) {
         let me = self.clone();
@@ -203,6 +205,26 @@ impl History {
                     for (a, s) in &mut samples {
                         s.name = book.name(a).map(str::to_string);
                     }
+                }
+                let fresh = at - every.as_secs() as i64;
+                let grace = lock(&list.options).grace;
+                for p in lock(&list.catalog).published(at, grace) {
+                    let Some(a) = p.answer.filter(|a| a.at >= fresh) else {
+                        continue;
+                    };
+                    if samples.iter().any(|(addr, _)| *addr == p.addr) {
+                        continue;
+                    }
+                    let s = ServerSample {
+                        address: p.addr.to_string(),
+                        gamedir: p.gamedir.clone(),
+                        name: Some(query::strip_colors(&a.info.name)),
+                        at,
+                        players: i64::from(a.info.players),
+                        max: i64::from(a.info.max),
+                        map: a.info.map.clone(),
+                    };
+                    samples.push((p.addr, s));
                 }
                 let samples: Vec<ServerSample> = samples.into_iter().map(|(_, s)| s).collect();
                 if !samples.is_empty() {

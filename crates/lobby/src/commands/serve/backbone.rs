@@ -77,6 +77,7 @@ impl Backbone {
                 &sup,
                 m.engine().clone(),
                 m.names().cloned(),
+                m.list().clone(),
                 o.server_sample_interval,
             );
         }
