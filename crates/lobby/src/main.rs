@@ -131,7 +131,7 @@ fn main() -> ExitCode {
                 tokio::task::spawn_blocking(move || master_admin::run(args)).await?
             }
             Command::Load(cmd) => load::run(cmd).await,
-            Command::Query(cmd) => query::run(cmd).await,
+            Command::Query(cmd) => query::run(cmd, &serverlist::fetch::HttpLists).await,
             Command::Fg(cmd) => fgquery::run(cmd).await,
             Command::Fly(args) => fly::run(args).await.map(|()| ExitCode::SUCCESS),
         }

@@ -346,3 +346,192 @@ fn a_server_answering_every_request_with_a_new_challenge_cannot_hold_a_query() {
     assert!(r.is_some() && t0.elapsed() < Duration::from_secs(20));
     assert!(h.stop() > 0, "the hostile server was asked");
 }
+
+fn tmp(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("lobby-query-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn addresses(v: &Value) -> Vec<SocketAddr> {
+    let mut a: Vec<SocketAddr> = v
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|e| e["address"].as_str().unwrap().parse().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    a.sort();
+    a
+}
+
+/// Runs `lobby query ARGS` until its JSON lists `n` servers (within 20 s).
+fn query_until(args: &[&str], n: usize) -> (i32, Value, String) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (code, v, out) = query(args);
+        if v.as_array().is_some_and(|a| a.len() == n) {
+            return (code, v, out);
+        }
+        assert!(Instant::now() < deadline, "never {n} servers: {out}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// `lobby query static` reads lobby's own `/v1/servers/valve` (curated sources
+/// listing a fleet of Xash and GoldSrc sims) as the engine does, then asks every
+/// server; `lobby query master --static` merges that list with a UDP master's.
+#[test]
+fn static_http_lists_are_read_then_every_server_queried_and_merged_with_masters() {
+    let dir = tmp("static");
+    let sources = dir.join("servers");
+    std::fs::create_dir_all(&sources).unwrap();
+    let xash = sim(None, &["--count", "2"]);
+    let gold = sim(None, &["--count", "1", "--protocol", "48"]);
+    let x = xash.addrs("sim", "udp");
+    let g = gold.addr("sim", "udp");
+    let toml = format!(
+        "[[server]]\naddress = \"{}\"\n\n[[server]]\naddress = \"{}\"\nprotocol = 49\n\n\
+         [[server]]\naddress = \"{g}\"\nprotocol = 48\n",
+        x[0], x[1]
+    );
+    std::fs::write(sources.join("valve.toml"), toml).unwrap();
+    let m = Lobby::start(
+        &[
+            "master",
+            "--listen",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+            "--state",
+            dir.join("master.json").to_str().unwrap(),
+            "--sources",
+            sources.to_str().unwrap(),
+            "--probe-interval",
+            "1",
+        ],
+        2,
+    );
+    // The engine strips the base URL's trailing slashes.
+    let base = format!("http://{}//", m.addr("http", "tcp"));
+    let (code, v, out) = query_until(&["static", &base, "valve", "--json", "--timeout", "1"], 3);
+    assert_eq!(code, 0, "every server answered: {out}");
+    let mut want = vec![x[0], x[1], g];
+    want.sort();
+    assert_eq!(addresses(&v), want, "{out}");
+    for e in v.as_array().unwrap() {
+        assert_eq!(e["status"], "info", "{e}");
+        let gs = e["address"] == g.to_string();
+        // The `gs` line is asked with A2S_INFO, the `ip` lines with `info 49`.
+        assert_eq!(e["info"]["protocol"], if gs { 48 } else { 49 }, "{e}");
+        assert_eq!(
+            e["info"]["dialect"],
+            if gs { "source" } else { "xash49" },
+            "{e}"
+        );
+        assert_eq!(e["info"]["gamedir"], "valve", "{e}");
+    }
+    // The table, as `lobby query master` prints it, and the list alone.
+    let (code, _, out) = query(&["static", &base, "valve", "--timeout", "1"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("ADDRESS") && out.contains(&g.to_string()),
+        "{out}"
+    );
+    let list_url = format!("{}/v1/servers/valve", base.trim_end_matches('/'));
+    assert!(
+        out.contains(&format!("3 server(s) listed by {list_url}, 3 answered")),
+        "{out}"
+    );
+    let (code, v, out) = query(&["static", &base, "valve", "--list-only", "--json"]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(v.as_array().map(Vec::len), Some(3), "{out}");
+
+    // A UDP master with a server registered by heartbeats, merged with the list
+    // (given twice: each server is asked once).
+    let udp = Lobby::start(&["master", "--listen", "127.0.0.1:0"], 1);
+    let udp_master = udp.addr("master", "udp");
+    let hb = sim(Some(udp_master), &["--count", "1"]);
+    let h = hb.addr("sim", "udp");
+    let args = [
+        "master",
+        &udp_master.to_string(),
+        "--static",
+        &base,
+        "--static",
+        base.trim_end_matches('/'),
+        "--gamedir",
+        "valve",
+        "--timeout",
+        "1",
+    ];
+    let mut json = args.to_vec();
+    json.push("--json");
+    let (code, v, out) = query_until(&json, 4);
+    assert_eq!(code, 0, "{out}");
+    want.push(h);
+    want.sort();
+    assert_eq!(addresses(&v), want, "{out}");
+    let (code, _, out) = query(&args);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("4 server(s) listed by 1 master(s) and 2 static list(s), 4 answered"),
+        "{out}"
+    );
+
+    // A list that cannot be had names its URL and why: exit 1; an https:// URL or
+    // a malformed one is a usage error: exit 2.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let (code, v, out) = query(&[
+        "static",
+        &format!("http://{closed}/list"),
+        "valve",
+        "--json",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(v, serde_json::json!([]));
+    assert!(
+        out.contains(&format!(
+            "http://{closed}/list/v1/servers/valve: cannot connect"
+        )),
+        "{out}"
+    );
+    let (code, _, out) = query(&[
+        "static",
+        &format!("{}/nothing-here", base.trim_end_matches('/')),
+        "valve",
+    ]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("status 404"), "{out}");
+    let (code, _, out) = query(&["static", "https://xash.su/server-list", "valve"]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("https:// is not supported"), "{out}");
+    let (code, _, out) = query(&["static", "xash.su/server-list", "valve"]);
+    assert_eq!(code, 2, "{out}");
+    // --static needs the game directory whose list it reads.
+    let (code, _, out) = query(&["master", "--static", &base]);
+    assert_eq!(code, 2, "{out}");
+    // The master's UDP side failing leaves the static list: still listed, and asked.
+    let dead = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let (code, v, out) = query(&[
+        "master",
+        &dead.local_addr().unwrap().to_string(),
+        "--master-timeout",
+        "0.2",
+        "--static",
+        &base,
+        "--gamedir",
+        "valve",
+        "--json",
+        "--timeout",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(v.as_array().map(Vec::len), Some(3), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -56,11 +56,22 @@ pub async fn run_many(
     kind: Kind,
     targets: &[SocketAddr],
     opts: &QueryOptions,
+    on_progress: impl FnMut(Progress),
+) -> io::Result<Vec<(SocketAddr, Outcome)>> {
+    let targets: Vec<(SocketAddr, Kind)> = targets.iter().map(|&a| (a, kind)).collect();
+    run_mixed(&targets, opts, on_progress).await
+}
+
+/// [`run_many`] with a kind per target (a list of Xash and GoldSrc servers, each
+/// asked what it answers); a target listed twice is asked once, as first listed.
+pub async fn run_mixed(
+    targets: &[(SocketAddr, Kind)],
+    opts: &QueryOptions,
     mut on_progress: impl FnMut(Progress),
 ) -> io::Result<Vec<(SocketAddr, Outcome)>> {
-    let any_v6 = targets.iter().any(SocketAddr::is_ipv6);
+    let any_v6 = targets.iter().any(|(a, _)| a.is_ipv6());
     let mut sockets = Sockets::bind(any_v6)?;
-    let mut queries = Queries::new(kind, targets, opts);
+    let mut queries = Queries::new(targets, opts);
     loop {
         queries.start_sessions(Instant::now());
         sockets.send_all(&mut queries.outgoing).await;
@@ -78,9 +89,8 @@ pub async fn run_many(
 /// The sessions of one [`run_many`]: those waiting to start, those running, and
 /// those finished; and the datagrams they asked to send.
 struct Queries {
-    kind: Kind,
     opts: QueryOptions,
-    pending: VecDeque<SocketAddr>,
+    pending: VecDeque<(SocketAddr, Kind)>,
     total: usize,
     active: HashMap<SocketAddr, Session>,
     results: HashMap<SocketAddr, Outcome>,
@@ -88,12 +98,11 @@ struct Queries {
 }
 
 impl Queries {
-    fn new(kind: Kind, targets: &[SocketAddr], opts: &QueryOptions) -> Queries {
-        let mut pending: VecDeque<SocketAddr> = targets.iter().copied().collect();
+    fn new(targets: &[(SocketAddr, Kind)], opts: &QueryOptions) -> Queries {
+        let mut pending: VecDeque<(SocketAddr, Kind)> = targets.iter().copied().collect();
         let mut seen = HashSet::new();
-        pending.retain(|a| seen.insert(*a));
+        pending.retain(|(a, _)| seen.insert(*a));
         Queries {
-            kind,
             opts: QueryOptions {
                 concurrency: opts.concurrency.max(1),
                 ..*opts
@@ -109,11 +118,10 @@ impl Queries {
     /// Starts waiting sessions until `concurrency` run.
     fn start_sessions(&mut self, now: Instant) {
         while self.active.len() < self.opts.concurrency {
-            let Some(target) = self.pending.pop_front() else {
+            let Some((target, kind)) = self.pending.pop_front() else {
                 break;
             };
-            let (session, first) =
-                Session::with_budget(self.kind, now, self.opts.budget(self.kind));
+            let (session, first) = Session::with_budget(kind, now, self.opts.budget(kind));
             self.outgoing.extend(first.into_iter().map(|d| (target, d)));
             self.active.insert(target, session);
         }
@@ -170,10 +178,10 @@ impl Queries {
         }
     }
 
-    fn into_results(self, targets: &[SocketAddr]) -> Vec<(SocketAddr, Outcome)> {
+    fn into_results(self, targets: &[(SocketAddr, Kind)]) -> Vec<(SocketAddr, Outcome)> {
         targets
             .iter()
-            .filter_map(|a| self.results.get(a).map(|o| (*a, o.clone())))
+            .filter_map(|(a, _)| self.results.get(a).map(|o| (*a, o.clone())))
             .collect()
     }
 }

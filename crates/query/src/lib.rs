@@ -9,6 +9,8 @@
 //! socket per address family and only moves bytes between them.
 //! [`scan_masters`] asks Xash3D masters for their lists, all at once, and
 //! [`MergedList`] merges them, so each listed server is queried once.
+//! [`static_list`] is what `lobby query` needs of a static HTTP list, fetched by
+//! the caller's [`static_list::StaticLists`] (see there why).
 
 #[cfg(feature = "cli")]
 pub mod cli;
@@ -18,8 +20,9 @@ pub mod driver;
 pub mod master_admin;
 pub mod master_scan;
 pub mod session;
+pub mod static_list;
 
-pub use driver::{run_many, Progress, QueryOptions};
+pub use driver::{run_many, run_mixed, Progress, QueryOptions};
 pub use master_scan::{scan_master, scan_masters, MasterAnswer, MergedList, ScanError, ScanSpec};
 pub use session::{
     ansi_colors, strip_colors, Budget, ConnectResult, Dialect, Kind, Outcome, PlayerRow,

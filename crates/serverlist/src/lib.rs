@@ -13,7 +13,9 @@
 //! - [`sources`]: reading a sources directory, keeping good copies of bad files;
 //! - [`masterlist`]: how the engine reads a list, line by line;
 //! - [`driver`]: the tokio side (sockets, resolver, the one-shot probe);
-//! - `cli` (feature `cli`): `lobby master probe` and `lobby master export`.
+//! - `cli` (feature `cli`): `lobby master probe` and `lobby master export`;
+//! - `fetch` (feature `fetch`): a list fetched over HTTP as the engine's client
+//!   does, for `lobby query static` and `lobby query master --static`.
 
 pub mod catalog;
 #[cfg(feature = "cli")]
@@ -21,6 +23,8 @@ pub mod cli;
 pub mod curated;
 pub mod driver;
 pub mod export;
+#[cfg(feature = "fetch")]
+pub mod fetch;
 pub mod lists;
 pub mod masterlist;
 pub mod prober;
