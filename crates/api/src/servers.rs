@@ -105,6 +105,93 @@ pub fn entry(l: &Listed<'_>, clock: &Clock) -> ServerEntry {
     }
 }
 
+/// The body of `POST /api/servers/register`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RegisterRequest {
+    /// The server, `IP:PORT` (IPv6 as `[ADDR]:PORT`); a host name is refused.
+    pub address: String,
+    /// Its game directory (`valve`, `cstrike`, ...).
+    pub gamedir: String,
+    /// Who to reach about it (kept for the operator, never published).
+    pub contact: String,
+}
+
+/// The answer to a registration: what the server must show, and until when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct RegisterBody {
+    /// The token: put it in the server's host name, or in a rule (`sv_contact`, or a
+    /// `lobby_token` cvar), until the server is admitted.
+    pub token: String,
+    /// The server, as read.
+    pub address: String,
+    /// Its game directory.
+    pub gamedir: String,
+    /// The token is valid until then, Unix seconds.
+    pub expires_at: i64,
+    /// How often the master checks, seconds.
+    pub check_every: i64,
+}
+
+/// A player in a server's details.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct DetailsPlayer {
+    /// Name, colour codes removed.
+    pub name: String,
+    /// Score.
+    pub frags: i32,
+    /// Seconds connected (-1 for bots on Xash).
+    pub seconds: f32,
+}
+
+/// `GET /api/servers/{addr}/details`: a listed server asked now by the master (its
+/// answer cached 10 s).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct ServerDetails {
+    /// `ip:port`.
+    pub address: String,
+    /// When it was asked, Unix seconds.
+    pub queried_at: i64,
+    /// Round trip of its info answer, ms; `null` when it did not answer.
+    pub ping_ms: Option<u32>,
+    /// Protocol of its answer (49 Xash3D, 48 GoldSrc).
+    pub protocol: Option<u32>,
+    /// The reply's dialect: `xash49`, `xash48`, `source`, `gold_src`.
+    pub dialect: Option<String>,
+    /// Its players (A2S_PLAYER), `null` when it sent none.
+    pub players: Option<Vec<DetailsPlayer>>,
+    /// Why `players` is `null`.
+    pub players_note: Option<String>,
+    /// Its rules (A2S_RULES) as `[name, value]` pairs, `null` when it sent none.
+    pub rules: Option<Vec<(String, String)>>,
+    /// Why `rules` is `null`.
+    pub rules_note: Option<String>,
+}
+
+/// One gamedir's heat map cells.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct GamedirHeat {
+    /// The gamedir.
+    pub gamedir: String,
+    /// Median concurrent players by UTC hour, 00 to 23 (`null`: no sample).
+    pub hours: Vec<Option<f64>>,
+    /// Median concurrent players by UTC weekday, Monday first.
+    pub weekdays: Vec<Option<f64>>,
+}
+
+/// `GET /api/list/heatmaps`: the server list's players samples as heat maps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct HeatmapsBody {
+    /// When they were computed, Unix seconds.
+    pub generated_at: i64,
+    /// Days of samples the hour map covers (14).
+    pub hour_days: u32,
+    /// Weeks of samples the weekday map covers (6).
+    pub weekday_weeks: u32,
+    /// One entry per gamedir with samples.
+    pub gamedirs: Vec<GamedirHeat>,
+}
+
 /// What the master's probe learnt of a server it does not hear heartbeats from (a
 /// curated one): the fields [`probed`] needs.
 #[derive(Debug, Clone, PartialEq, Eq)]

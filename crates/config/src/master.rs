@@ -93,6 +93,11 @@ pub struct MasterSection {
     pub prune_after: f64,
     /// Seconds between players samples of each gamedir (the heat maps).
     pub sample_interval: f64,
+    /// Self-registration (`POST /api/servers/register`): a server is admitted once it
+    /// shows the token in its host name or a rule.
+    pub registration: bool,
+    /// Whether loopback and private addresses may register (a LAN, tests).
+    pub registration_private: bool,
 }
 
 /// The HTTP-era server list's options (`[master] sources` and the probing keys), checked.
@@ -110,6 +115,10 @@ pub struct ServerListOptions {
     pub prune_after: Duration,
     /// Between players samples.
     pub sample_interval: Duration,
+    /// Self-registration on.
+    pub registration: bool,
+    /// Private addresses may register.
+    pub registration_private: bool,
 }
 
 impl Default for MasterSection {
@@ -152,6 +161,8 @@ impl Default for MasterSection {
             grace: 172_800.0,
             prune_after: 30.0 * 86_400.0,
             sample_interval: 600.0,
+            registration: false,
+            registration_private: false,
         }
     }
 }
@@ -268,6 +279,8 @@ impl MasterSection {
             grace: msecs(self.grace, "grace")?,
             prune_after: msecs(self.prune_after, "prune_after")?,
             sample_interval: msecs(self.sample_interval, "sample_interval")?,
+            registration: self.registration,
+            registration_private: self.registration_private,
         })
     }
 }

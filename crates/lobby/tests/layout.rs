@@ -12,10 +12,11 @@ const MAX_FILE_LINES: usize = 700;
 /// The most lines `crates/lobby/src` may hold: the binary crate wires the parts
 /// together; what can be named (a protocol, an engine, a client, the configuration)
 /// lives in a crate named for it. 9,000 after issue 18; issue 19 wired the server
-/// list into the master, HTTP, `/api/servers` and the history (its logic is the
-/// `serverlist` crate's; the state file's lock moved to `udp`), hence 9,200. Raise
-/// it only for wiring.
-const MAX_CRATE_LINES: usize = 9_200;
+/// list into the master, HTTP (the lists, registration, a server's details, the heat
+/// maps, two admin lists), `/api/servers`, the history and `lobby query static`
+/// (their logic is the `serverlist` crate's; the state file's lock moved to `udp`),
+/// hence 9,400. Raise it only for wiring.
+const MAX_CRATE_LINES: usize = 9_400;
 
 /// A module of the crate: `http::admin::auth` for `src/http/admin/auth.rs`, `http` for
 /// `src/http/mod.rs`, the empty path for `lib.rs`.

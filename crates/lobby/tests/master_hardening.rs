@@ -372,6 +372,7 @@ fn sigkill_during_saves_always_restarts_with_a_valid_list() {
         servers,
         bans: vec![],
         list: None,
+        registrations: None,
     };
     let mut json = serde_json::to_value(&saved).unwrap();
     json["bans"] = serde_json::json!(["192.0.2.7"]);

@@ -208,6 +208,48 @@ fn curated_sources_are_probed_and_published_beside_heartbeats() {
         (serde_json::json!(["heartbeat"]), serde_json::Value::Null)
     );
 
+    // The page's details of a listed server: its players and rules, asked now; an
+    // address the list does not publish is not asked (the master is no proxy).
+    let (status, body) = http_get(http, &format!("/api/servers/{}/details", g[0]));
+    assert_eq!(status, 200, "{body}");
+    let d: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(d["protocol"], 48, "{d}");
+    assert!(d["ping_ms"].is_u64() && d["rules"].is_array(), "{d}");
+    assert!(
+        d["players"]
+            .as_array()
+            .is_some_and(|p| !p.is_empty() && p[0]["name"].is_string()),
+        "{d}"
+    );
+    assert_eq!(
+        http_get(http, &format!("/api/servers/{dead}/details")).0,
+        404
+    );
+    assert_eq!(http_get(http, "/api/servers/nonsense/details").0, 404);
+    // The heat maps, from the samples (one a second here).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, body) = http_get(http, "/api/list/heatmaps");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        let valve = v["gamedirs"]
+            .as_array()
+            .and_then(|g| g.iter().find(|e| e["gamedir"] == "valve").cloned());
+        if let Some(valve) = valve {
+            let hours = valve["hours"].as_array().unwrap();
+            assert_eq!(
+                (hours.len(), valve["weekdays"].as_array().unwrap().len()),
+                (24, 7)
+            );
+            assert!(
+                hours.iter().any(|h| h.as_f64().is_some_and(|p| p > 0.0)),
+                "{v}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "{body}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+
     // The flight log keeps players samples of curated servers as of any other.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -448,5 +490,157 @@ fn the_one_shot_probe_writes_probe_py_tree() {
         "{err}"
     );
     assert_eq!(read("v1/servers/valve"), before);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `POST` of `body` to `path`, with an optional bearer token: (status, body).
+fn post(http: SocketAddr, path: &str, body: &str, token: Option<&str>) -> (u16, String) {
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    let r = http_raw(
+        http,
+        &format!(
+            "POST {path} HTTP/1.1\r\nHost: t\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    let status = r
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (
+        status,
+        r.split_once("\r\n\r\n")
+            .map(|(_, b)| b.to_string())
+            .unwrap_or_default(),
+    )
+}
+
+fn register(http: SocketAddr, addr: &str) -> (u16, serde_json::Value) {
+    let body = format!(
+        r#"{{"address": "{addr}", "gamedir": "valve", "contact": "secret-contact@example.org"}}"#
+    );
+    let (status, text) = post(http, "/api/servers/register", &body, None);
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+#[test]
+fn self_registration_admits_only_a_server_showing_its_token() {
+    let dir = tmp("register");
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "gordon 0123456789abcdef0123456789\n").unwrap();
+    let cfg = dir.join("lobby.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[master]\nregistration = true\nregistration_private = true\nsave_interval = 0.2\n\n[admin]\ntokens_file = {:?}\nstate_file = \"\"\n",
+            tokens.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let state = dir.join("master.json");
+    let args = [
+        "master",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+        "--state",
+        state.to_str().unwrap(),
+        "--probe-interval",
+        "1",
+    ];
+    let m = Lobby::start(&args, 2);
+    let http = m.addr("http", "tcp");
+
+    // A server that does not show the token stays out.
+    let (_plain, p) = sims(&[], 1);
+    let (status, body) = register(http, &p[0].to_string());
+    assert_eq!(status, 202, "{body}");
+    let plain_token = body["token"].as_str().unwrap().to_string();
+    assert!(plain_token.starts_with("lobby-") && body["expires_at"].as_i64().unwrap() > 0);
+    // The same again: 409; a host name, a bad gamedir: 400.
+    assert_eq!(register(http, &p[0].to_string()).0, 409);
+    assert_eq!(register(http, "localhost:27015").0, 400);
+    let (s, _) = post(
+        http,
+        "/api/servers/register",
+        r#"{"address": "127.0.0.1:1", "gamedir": "a/b", "contact": "x"}"#,
+        None,
+    );
+    assert_eq!(s, 400);
+
+    // A server showing it in its host name is admitted and published.
+    let (s, b) = register(http, &dead_addr().to_string());
+    assert_eq!(s, 202, "{b}");
+    let token = b["token"].as_str().unwrap().to_string();
+    let name = format!("Proven server {token}");
+    // The registered address is that server's: start it on the port asked for.
+    let port = b["address"]
+        .as_str()
+        .unwrap()
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .to_string();
+    let (_proven, q) = sims(&["--hostname", &name, "--base-port", &port], 1);
+    let want = set(&[format!("ip {}", q[0])]);
+    entries_until(http, "valve", &want, Duration::from_secs(30), &m);
+    assert!(
+        !entries(http, "valve").contains(&format!("ip {}", p[0])),
+        "no token, no listing"
+    );
+    let (_, api) = http_get(http, "/api/servers");
+    assert!(
+        api.contains(&q[0].to_string()) && api.contains("registered"),
+        "{api}"
+    );
+    assert!(
+        !api.contains("secret-contact"),
+        "the contact is never published"
+    );
+
+    // The admin sees both, with contacts, and may approve the other without proof.
+    let admin = Some("0123456789abcdef0123456789");
+    let r = http_raw(http, "GET /api/admin/registrations HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer 0123456789abcdef0123456789\r\nConnection: close\r\n\r\n");
+    assert!(
+        r.contains(&plain_token) && r.contains("secret-contact"),
+        "{r}"
+    );
+    assert!(
+        r.contains("in neither") || r.contains("not in its host name"),
+        "checked: {r}"
+    );
+    let (s, b) = post(
+        http,
+        "/api/admin/registrations",
+        &format!(r#"{{"entry": "{plain_token}"}}"#),
+        admin,
+    );
+    assert_eq!(s, 200, "{b}");
+    let both = set(&[format!("ip {}", q[0]), format!("ip {}", p[0])]);
+    entries_until(http, "valve", &both, Duration::from_secs(15), &m);
+
+    // A ban removes them and refuses new registrations from the network.
+    let (s, b) = post(http, "/api/admin/bans", r#"{"entry": "127.0.0.1"}"#, admin);
+    assert_eq!(s, 200, "{b}");
+    entries_until(http, "valve", &BTreeSet::new(), Duration::from_secs(10), &m);
+    assert_eq!(register(http, &p[0].to_string()).0, 403);
+    drop(m);
+
+    // Off by default: 404.
+    let plain = Lobby::start(
+        &["master", "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0"],
+        2,
+    );
+    assert_eq!(
+        register(plain.addr("http", "tcp"), "192.0.2.1:27015").0,
+        404
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

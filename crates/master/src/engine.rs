@@ -214,6 +214,32 @@ impl Engine {
         &self.bans
     }
 
+    /// Bans (`ban`) or unbans `nets`, as the admin command does: banned servers leave
+    /// the table, the change hook runs. Returns the servers removed.
+    pub fn change_bans(&mut self, ban: bool, nets: &[ipnet::IpNet]) -> Result<usize, String> {
+        if ban && self.bans.len() + nets.len() > MAX_BANS {
+            return Err(format!("the ban list is full ({MAX_BANS} networks)"));
+        }
+        let mut removed = 0;
+        let mut changed = false;
+        for net in nets {
+            if ban {
+                changed |= self.bans.insert(*net);
+                removed += self.table.remove_net(net);
+            } else {
+                changed |= self.bans.remove(*net);
+            }
+        }
+        self.stats.set(Counter::Servers, self.table.len() as u64);
+        if changed {
+            self.stats.inc(Counter::BanChanges);
+            if let Some(f) = &self.on_bans_changed.0 {
+                f();
+            }
+        }
+        Ok(removed)
+    }
+
     /// Queues `payload` (built for this reply) for `to`, counted.
     fn send(&self, out: &mut Outbox, to: SocketAddr, payload: &[u8]) {
         self.count_out(payload.len());
@@ -674,26 +700,10 @@ impl Engine {
                         None => return err(format!("not an IP address or network: {a}")),
                     }
                 }
-                if verb == "ban" && self.bans.len() + nets.len() > MAX_BANS {
-                    return err(format!("the ban list is full ({MAX_BANS} networks)"));
-                }
-                let mut removed = 0;
-                let mut changed = false;
-                for net in &nets {
-                    if verb == "ban" {
-                        changed |= self.bans.insert(*net);
-                        removed += self.table.remove_net(net);
-                    } else {
-                        changed |= self.bans.remove(*net);
-                    }
-                }
-                self.stats.set(Counter::Servers, self.table.len() as u64);
-                if changed {
-                    self.stats.inc(Counter::BanChanges);
-                    if let Some(f) = &self.on_bans_changed.0 {
-                        f();
-                    }
-                }
+                let removed = match self.change_bans(verb == "ban", &nets) {
+                    Ok(n) => n,
+                    Err(e) => return err(e),
+                };
                 let list: Vec<String> = nets.iter().map(|n| n.to_string()).collect();
                 AdminReply {
                     ok: true,
@@ -783,6 +793,7 @@ impl Engine {
             servers,
             bans,
             list: None,
+            registrations: None,
         }
     }
 

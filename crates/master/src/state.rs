@@ -24,6 +24,10 @@ pub struct SavedState {
     /// before it existed have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list: Option<serde_json::Value>,
+    /// The server list's self-registrations, pending and admitted (with their
+    /// contacts: the file is the operator's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub registrations: Option<serde_json::Value>,
 }
 
 mod nets {

@@ -248,6 +248,33 @@ impl Catalog {
         Ok(())
     }
 
+    /// Makes `list` the registered servers (gamedir, address, directive): they get
+    /// the registered source (a curated entry's protocol wins); entries no longer
+    /// registered lose it.
+    pub fn set_registered(&mut self, list: &[(String, SocketAddr, Directive)]) {
+        let mut keep: HashSet<Key> = HashSet::new();
+        for (g, a, d) in list {
+            let key = (g.clone(), a.to_string());
+            if self.entries.len() >= MAX_ENTRIES && !self.entries.contains_key(&key) {
+                continue;
+            }
+            let e = self.entries.entry(key.clone()).or_default();
+            e.sources |= source::REGISTERED;
+            if e.sources & source::CURATED == 0 {
+                e.directive = Some(*d);
+            }
+            e.resolved = Some(*a);
+            keep.insert(key);
+        }
+        for (k, e) in self.entries.iter_mut() {
+            if !keep.contains(k) {
+                e.sources &= !source::REGISTERED;
+            }
+        }
+        self.version += 1;
+        self.structure += 1;
+    }
+
     /// Addresses written as host names, for the caller to resolve.
     pub fn host_names(&self) -> BTreeSet<String> {
         self.entries
@@ -670,6 +697,22 @@ mod tests {
         assert_eq!(p.len(), 1, "one line for both entries");
         assert_eq!(p[0].directive, Directive::Ip, "ip when any source says 49");
         assert_eq!(p[0].sources, source::CURATED | source::HEARTBEAT);
+    }
+
+    #[test]
+    fn registered_servers_are_probed_published_and_dropped_with_their_registration() {
+        let mut c = Catalog::new();
+        let a = addr("192.0.2.8:27015");
+        c.set_registered(&[("valve".into(), a, Directive::Gs)]);
+        assert_eq!(c.targets(&HashSet::new()), vec![(a, query::Kind::A2sInfo)]);
+        c.record_probe(a, Some((info(1), 9)), 10);
+        let p = c.published(10, GRACE);
+        assert_eq!(
+            (p.len(), p[0].directive, p[0].sources),
+            (1, Directive::Gs, source::REGISTERED)
+        );
+        c.set_registered(&[]);
+        assert!(c.published(10, GRACE).is_empty());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 use crate::catalog::{Catalog, ProbeInfo};
 use crate::prober::{Event, Prober, ProberConfig, ProberCounts};
+use crate::registration::{Pending, Refused};
 use crate::sources::{self, Files};
 use std::collections::HashSet;
 use std::future::Future;
@@ -29,6 +30,8 @@ pub struct Options {
     pub sample_every: Duration,
     /// How often host names are resolved again.
     pub resolve_every: Duration,
+    /// Self-registration's caps; `None`: registration is off.
+    pub registration: Option<crate::registration::Limits>,
 }
 
 impl Default for Options {
@@ -40,6 +43,7 @@ impl Default for Options {
             prune_after: 30 * 86_400,
             sample_every: Duration::from_secs(600),
             resolve_every: Duration::from_secs(300),
+            registration: None,
         }
     }
 }
@@ -57,6 +61,8 @@ pub struct Shared {
     pub options: Mutex<Options>,
     /// Host names that did not resolve at the last try.
     pub unresolved: Mutex<Vec<String>>,
+    /// Self-registrations, pending and admitted.
+    pub registrations: Mutex<crate::registration::Registrations>,
     /// Wakes the prober (sources reloaded).
     pub wake: Notify,
     /// Wakes the resolver (sources reloaded).
@@ -133,6 +139,80 @@ impl Shared {
                 tracing::error!("server list: {e} (the sources read before are kept)");
             }
         }
+    }
+}
+
+impl Shared {
+    /// A registration request from `from` (`POST /api/servers/register`): `Err(None)`
+    /// when registration is off. `elsewhere` refuses what the caller knows (the
+    /// master's table, its bans); the catalog's own sources are checked here.
+    pub fn register(
+        &self,
+        from: std::net::IpAddr,
+        address: &str,
+        gamedir: &str,
+        contact: &str,
+        elsewhere: impl Fn(&str, SocketAddr) -> Option<Refused>,
+    ) -> Result<Pending, Option<Refused>> {
+        let Some(limits) = lock(&self.options).registration else {
+            return Err(None);
+        };
+        let now = udp::time::unix_secs();
+        let listed = |g: &str, a: SocketAddr| {
+            let known = lock(&self.catalog)
+                .get(g, &a.to_string())
+                .is_some_and(|e| e.sources & crate::catalog::source::CURATED != 0);
+            if known {
+                return Some(Refused::Exists(format!("{a} is listed for {g} already")));
+            }
+            elsewhere(g, a)
+        };
+        let token: [u8; 12] = rand::random();
+        let r = lock(&self.registrations)
+            .request(&limits, from, address, gamedir, contact, listed, now, token)
+            .cloned();
+        match &r {
+            Ok(p) => {
+                tracing::info!(peer = %p.address, gamedir, from = p.from, "registration pending: waiting for the server to show its token")
+            }
+            Err(e) => tracing::debug!(%from, address, "registration refused: {e}"),
+        }
+        r.map_err(Some)
+    }
+}
+
+impl Shared {
+    /// An operator admits the pending `token` without proof (`by`: the admin).
+    pub fn approve(&self, token: &str, by: &str) -> Option<crate::registration::Registered> {
+        let r = lock(&self.registrations).approve(token, by, udp::time::unix_secs())?;
+        tracing::info!(peer = %r.address, gamedir = r.gamedir, by, "registration approved by an admin");
+        self.sync_registered();
+        Some(r)
+    }
+
+    /// Removes every registration (pending or admitted) of an address `within`
+    /// says yes to; returns how many.
+    pub fn unregister(&self, within: impl Fn(std::net::IpAddr, u16) -> bool) -> usize {
+        let gone: Vec<SocketAddr> = {
+            let r = lock(&self.registrations);
+            let p = r.pending.values().map(|p| p.address);
+            let a = r.registered.values().map(|r| r.address);
+            p.chain(a).filter(|a| within(a.ip(), a.port())).collect()
+        };
+        let n: usize = gone
+            .iter()
+            .map(|a| lock(&self.registrations).remove(*a))
+            .sum();
+        if n > 0 {
+            self.sync_registered();
+        }
+        n
+    }
+
+    fn sync_registered(&self) {
+        let listed = lock(&self.registrations).listed();
+        lock(&self.catalog).set_registered(&listed);
+        self.wake.notify_one();
     }
 }
 
@@ -379,4 +459,122 @@ pub async fn probe_once(
         }
     }
     Ok(prober.counts())
+}
+
+/// Checks pending registrations every 5 s until `stop`: each due address is asked its
+/// info (its host name) and, when the token is not in it, its rules; an address that
+/// shows its token is admitted and probed like the curated ones. Expired tokens are
+/// dropped, and admitted servers unseen for `prune_after` lose their registration.
+pub async fn registration_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop: S) {
+    use crate::masterlist::Directive;
+    use query::{Dialect, Kind, Outcome, QueryOptions};
+    tokio::pin!(stop);
+    let opts = QueryOptions {
+        timeout: Duration::from_secs(2),
+        retries: 1,
+        concurrency: 32,
+        deadline: None,
+    };
+    loop {
+        tokio::select! {
+            _ = &mut stop => return,
+            _ = tokio::time::sleep(Duration::from_secs(5)) => {}
+        }
+        let now = udp::time::unix_secs();
+        let prune_after = lock(&shared.options).prune_after;
+        let due = {
+            let mut r = lock(&shared.registrations);
+            for p in r.expire(now) {
+                tracing::info!(peer = %p.address, gamedir = p.gamedir, from = p.from, checks = p.checks, last = p.last_result, "registration expired without proof");
+            }
+            r.due(now, 32)
+        };
+        let stale = forget_unseen(&shared, now, prune_after);
+        if due.is_empty() {
+            if stale > 0 {
+                shared.wake.notify_one();
+            }
+            continue;
+        }
+        let addrs: Vec<SocketAddr> = due.iter().map(|(_, a)| *a).collect();
+        let Ok(infos) = query::run_many(Kind::Info, &addrs, &opts, |_| {}).await else {
+            continue;
+        };
+        let mut answers: Vec<(String, Option<String>, Directive)> = Vec::new();
+        for (token, addr) in &due {
+            let info = infos.iter().find(|(a, _)| a == addr).map(|(_, o)| o);
+            let (name, directive) = match info {
+                Some(Outcome::Info { info, .. }) => {
+                    let gs = matches!(info.dialect, Dialect::Source | Dialect::GoldSrc)
+                        && info.protocol == 48;
+                    (
+                        Some(info.name.clone()),
+                        if gs { Directive::Gs } else { Directive::Ip },
+                    )
+                }
+                _ => (None, Directive::Ip),
+            };
+            answers.push((token.clone(), name, directive));
+        }
+        let need: Vec<SocketAddr> = due
+            .iter()
+            .zip(&answers)
+            .filter(|((t, _), (_, n, _))| n.as_ref().is_some_and(|n| !n.contains(t.as_str())))
+            .map(|((_, a), _)| *a)
+            .collect();
+        let rules = if need.is_empty() {
+            Vec::new()
+        } else {
+            query::run_many(Kind::Rules, &need, &opts, |_| {})
+                .await
+                .unwrap_or_default()
+        };
+        let mut admitted = Vec::new();
+        {
+            let mut r = lock(&shared.registrations);
+            for ((token, addr), (_, name, directive)) in due.iter().zip(answers) {
+                let rules = rules.iter().find_map(|(a, o)| match o {
+                    Outcome::Rules { rules } if a == addr => Some(rules.as_slice()),
+                    _ => None,
+                });
+                if let Some(reg) = r.check(token, name.as_deref(), rules, directive, now) {
+                    admitted.push(reg);
+                }
+            }
+        }
+        for reg in &admitted {
+            tracing::info!(peer = %reg.address, gamedir = reg.gamedir, from = reg.from, "server registered: it showed its token");
+        }
+        if !admitted.is_empty() || stale > 0 {
+            let listed = lock(&shared.registrations).listed();
+            lock(&shared.catalog).set_registered(&listed);
+            shared.wake.notify_one();
+        }
+    }
+}
+
+/// Drops registrations whose server has not answered for `prune_after` seconds (or
+/// never did, that long after it was admitted); returns how many.
+fn forget_unseen(shared: &Shared, now: i64, prune_after: i64) -> usize {
+    let stale: Vec<SocketAddr> = {
+        let r = lock(&shared.registrations);
+        let c = lock(&shared.catalog);
+        r.registered
+            .values()
+            .filter(|reg| {
+                let seen = c
+                    .get(&reg.gamedir, &reg.address.to_string())
+                    .and_then(|e| e.last_seen)
+                    .unwrap_or(reg.since);
+                now - seen.max(reg.since) > prune_after
+            })
+            .map(|reg| reg.address)
+            .collect()
+    };
+    let mut r = lock(&shared.registrations);
+    for a in &stale {
+        r.remove(*a);
+        tracing::info!(peer = %a, "registration dropped: unseen for prune_after");
+    }
+    stale.len()
 }

@@ -10,17 +10,25 @@
 //! - [`publish`]: `v1/servers/<gamedir>` and `v1/gamedirs`, as probe.py writes them;
 //! - [`export`]: probe.py's `state.json`, `index.html` and the whole static tree;
 //! - [`lists`]: the bodies served over HTTP, merged with heartbeat servers;
+//! - [`registration`]: self-registration, pending until the server shows its token;
 //! - [`sources`]: reading a sources directory, keeping good copies of bad files;
 //! - [`masterlist`]: how the engine reads a list, line by line;
+//! - [`beside_master`]: what the list reads of the master (heartbeats, bans) and
+//!   the cache of the served bodies;
 //! - [`driver`]: the tokio side (sockets, resolver, the one-shot probe);
+//! - `details` (feature `details`): a listed server asked for the page, the heat
+//!   maps;
 //! - `cli` (feature `cli`): `lobby master probe` and `lobby master export`;
 //! - `fetch` (feature `fetch`): a list fetched over HTTP as the engine's client
 //!   does, for `lobby query static` and `lobby query master --static`.
 
+pub mod beside_master;
 pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod curated;
+#[cfg(feature = "details")]
+pub mod details;
 pub mod driver;
 pub mod export;
 #[cfg(feature = "fetch")]
@@ -29,6 +37,7 @@ pub mod lists;
 pub mod masterlist;
 pub mod prober;
 pub mod publish;
+pub mod registration;
 pub mod sources;
 pub mod stats;
 

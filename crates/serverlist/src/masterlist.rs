@@ -24,8 +24,11 @@ pub const MAX_BODY: usize = 4 << 20;
 /// The port the engine assumes for IPv4 addresses and names without one.
 pub const DEFAULT_PORT: u16 = 27015;
 
-/// What kind of server a line lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// What kind of server a line lists (`"ip"` or `"gs"` in JSON).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Directive {
     /// `ip`: a Xash3D FWGS server (protocol 49).
     Ip,

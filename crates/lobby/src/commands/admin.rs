@@ -70,6 +70,24 @@ enum AdminCommand {
         #[arg(value_name = "HOST:PORT")]
         entry: String,
     },
+    /// The server list's self-registrations: `add TOKEN` approves a pending one
+    /// without proof, `delete IP:PORT` removes one (`show registrations` lists them).
+    Registration {
+        /// add (approve) or delete (remove).
+        action: Action,
+        /// The token (add) or the server (delete).
+        #[arg(value_name = "TOKEN|IP:PORT")]
+        entry: String,
+    },
+    /// Ban (add) or unban (delete) a network on the master and the server list: its
+    /// servers and registrations leave; kept across restarts.
+    Ban {
+        /// add or delete.
+        action: Action,
+        /// IP or CIDR.
+        #[arg(value_name = "IP[/LEN]")]
+        entry: String,
+    },
     /// Print a `NAME TOKEN` line with a new random token, for `[admin] tokens_file`.
     NewToken {
         /// The admin's name (in logs and change records).
@@ -90,6 +108,8 @@ enum Topic {
     Relays,
     Tracker,
     Users,
+    Registrations,
+    Bans,
 }
 
 /// A change.
@@ -279,6 +299,8 @@ pub async fn run(args: AdminArgs) -> Result<ExitCode> {
         AdminCommand::Blacklist { action, entry } => change("blacklist", *action, entry),
         AdminCommand::Relay { action, entry } => change("relays", *action, entry),
         AdminCommand::Crossfeed { action, entry } => change("crossfeeds", *action, entry),
+        AdminCommand::Registration { action, entry } => change("registrations", *action, entry),
+        AdminCommand::Ban { action, entry } => change("bans", *action, entry),
         AdminCommand::NewToken { .. } => unreachable!("handled above"),
     };
     let timeout = Duration::from_secs_f64(args.timeout);
@@ -342,6 +364,8 @@ fn topic_name(t: Topic) -> &'static str {
         Topic::Relays => "relays",
         Topic::Tracker => "tracker",
         Topic::Users => "users",
+        Topic::Registrations => "registrations",
+        Topic::Bans => "bans",
     }
 }
 
@@ -359,7 +383,7 @@ fn render(cmd: &AdminCommand, v: &Value) -> String {
                 }
                 out
             }
-            Topic::Settings => format!("{v:#}\n"),
+            Topic::Settings | Topic::Registrations | Topic::Bans => format!("{v:#}\n"),
             Topic::Version => typed(&|| {
                 let b: VersionBody = serde_json::from_value(v.clone()).ok()?;
                 Some(format!(

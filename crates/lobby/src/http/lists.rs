@@ -1,72 +1,13 @@
 //! The Xash3D engine's static server list (`GET /v1/servers/<gamedir>`) and
-//! `GET /v1/gamedirs`: the bodies of `serverlist::lists`, built from the master's
-//! table and the curated list's catalog only when either moved (or every few seconds,
-//! for the grace window), and answered with `ETag`, `Last-Modified` and 304s.
+//! `GET /v1/gamedirs`: the bodies of `serverlist::lists` (cached by
+//! `serverlist::beside_master::ListCache`), answered with `ETag`, `Last-Modified` and
+//! 304s.
 
-use crate::lifecycle::lock;
-use crate::services::master::list::List;
 use axum::body::Bytes;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serverlist::lists::{Body, Lists};
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-
-/// A cached set is rebuilt after this even when nothing moved (a grace window may
-/// have ended).
-const MAX_AGE_SECS: i64 = 5;
-
-struct Cached {
-    key: (u64, u64),
-    built: i64,
-    lists: Arc<Lists>,
-}
-
-/// The current lists, rebuilt only when the master's table or the catalog moved.
-#[derive(Default)]
-pub struct ListCache {
-    current: Mutex<Option<Cached>>,
-}
-
-impl ListCache {
-    /// The lists as they are now. The master's and the catalog's locks are held
-    /// only to compare versions and, when they moved, to copy what is published.
-    pub fn get(&self, m: &Mutex<master::Engine>, list: Option<&List>) -> Arc<Lists> {
-        let now = udp::time::unix_secs();
-        let table_version = lock(m).table().version();
-        let catalog_version = list.map_or(0, |l| lock(&l.catalog).version());
-        let key = (table_version, catalog_version);
-        let mut cur = lock(&self.current);
-        if let Some(c) = cur.as_ref() {
-            if c.key == key && now - c.built < MAX_AGE_SECS {
-                return c.lists.clone();
-            }
-        }
-        let heartbeats: Vec<(String, SocketAddr)> = crate::services::master::list::heartbeats(m);
-        let (published, counts) = match list {
-            Some(l) => {
-                let grace = lock(&l.options).grace;
-                let c = lock(&l.catalog);
-                (c.published(now, grace), c.gamedir_counts(now, grace))
-            }
-            None => Default::default(),
-        };
-        let prev = cur.as_ref().map(|c| c.lists.clone());
-        let lists = Arc::new(Lists::build(
-            &published,
-            &heartbeats,
-            &counts,
-            prev.as_deref(),
-            now,
-        ));
-        *cur = Some(Cached {
-            key,
-            built: now,
-            lists: lists.clone(),
-        });
-        lists
-    }
-}
+use serverlist::lists::Body;
+use std::sync::Arc;
 
 /// A body shared by every response that sends it.
 struct Shared(Arc<Body>);

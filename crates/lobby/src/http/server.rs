@@ -4,7 +4,6 @@
 
 use crate::http::admin::control::Admin;
 use crate::http::conn::{accept_loop, Handler, HttpStats, Reason, Shared};
-use crate::http::lists::ListCache;
 use crate::http::snapshot::Publisher;
 use crate::http::sources::Sources;
 use crate::http::state::AppState;
@@ -12,6 +11,7 @@ use crate::lifecycle::{listening, tcp_listener, Supervisor};
 use anyhow::Result;
 use axum::http::StatusCode;
 use config::Limits;
+use serverlist::beside_master::ListCache;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -46,6 +46,7 @@ impl HttpServer {
             sources,
             stats: stats.clone(),
             lists: Arc::new(ListCache::default()),
+            details: Default::default(),
             publisher,
             admin,
         };

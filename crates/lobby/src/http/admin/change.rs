@@ -20,7 +20,9 @@ fn list_or_404(name: &str) -> Result<List, Response> {
     parse_list(name).ok_or_else(|| {
         error(
             StatusCode::NOT_FOUND,
-            format!("{name:?} cannot be changed: blacklist, relays, crossfeeds"),
+            format!(
+                "{name:?} cannot be changed: blacklist, relays, crossfeeds, registrations, bans"
+            ),
         )
     })
 }
@@ -104,12 +106,15 @@ async fn change_request(
         Ok(l) => l,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
-    let list = match list_or_404(&list) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
     let entry = match entry {
         Ok(e) => e,
+        Err(r) => return r,
+    };
+    if let Some(r) = super::listing::change(&s, &list, &entry, added, &by) {
+        return r;
+    }
+    let list = match list_or_404(&list) {
+        Ok(l) => l,
         Err(r) => return r,
     };
     match admin.change(list, &entry, added, &by, peer).await {

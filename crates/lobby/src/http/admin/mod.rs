@@ -20,12 +20,17 @@
 //!   − deleted*; a SIGHUP re-reads the file and applies the same rule, so neither a
 //!   file edit nor a run-time change silently undoes the other.
 //!
+//! - **The server list**: `registrations` and `bans` ([`listing`]): show, approve,
+//!   remove and ban self-registered servers.
+//!
 //! Files: [`control`] (the state: tokens, lists, changes), [`auth`] (the layer that
-//! authenticates every admin route), [`show`] and [`change`] (the handlers).
+//! authenticates every admin route), [`show`] and [`change`] (the handlers),
+//! [`listing`] (the server list's).
 
 pub mod auth;
 pub mod change;
 pub mod control;
+pub mod listing;
 pub mod show;
 
 use crate::http::state::AppState;

@@ -39,6 +39,9 @@ pub async fn show(
         Ok(t) => t,
         Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
     };
+    if let Some(r) = super::listing::show(&s, &topic) {
+        return r;
+    }
     let src = &s.sources;
     let no_relay = || error(StatusCode::NOT_FOUND, "no relay runs in this process");
     match topic.as_str() {

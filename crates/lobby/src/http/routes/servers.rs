@@ -4,7 +4,9 @@
 
 use crate::http::reply::{error, not_running, parsed};
 use crate::http::state::AppState;
-use api::servers::{ServerFilter, ServersBody};
+use api::servers::{
+    HeatmapsBody, RegisterBody, RegisterRequest, ServerDetails, ServerFilter, ServersBody,
+};
 use api::ErrorBody;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
@@ -20,6 +22,9 @@ pub fn routes() -> Router<AppState> {
         .route("/v1/servers/{gamedir}", get(list))
         .route("/v1/gamedirs", get(gamedirs))
         .route("/api/servers", get(servers))
+        .route("/api/servers/register", axum::routing::post(register))
+        .route("/api/servers/{addr}/details", get(details))
+        .route("/api/list/heatmaps", get(heatmaps))
 }
 
 /// The engine's server list of one gamedir: `ip <addr>` (Xash3D) or `gs <addr>`
@@ -32,7 +37,9 @@ async fn list(State(s): State<AppState>, Path(gamedir): Path<String>, req: Heade
     if serverlist::curated::gamedir_of(&format!("{gamedir}.toml")).is_none() {
         return (StatusCode::NOT_FOUND, "not a game directory name\n").into_response();
     }
-    let lists = s.lists.get(m, s.sources.list.as_ref());
+    let lists = s
+        .lists
+        .get(m, s.sources.list.as_deref(), udp::time::unix_secs());
     crate::http::lists::reply(lists.servers(&gamedir), &req)
 }
 
@@ -41,8 +48,108 @@ async fn gamedirs(State(s): State<AppState>, req: HeaderMap) -> Response {
     let Some(m) = &s.sources.master else {
         return (StatusCode::NOT_FOUND, "no master runs in this process\n").into_response();
     };
-    let lists = s.lists.get(m, s.sources.list.as_ref());
+    let lists = s
+        .lists
+        .get(m, s.sources.list.as_deref(), udp::time::unix_secs());
     crate::http::lists::reply(lists.gamedirs(), &req)
+}
+
+/// Self-registration: a pending entry and its token; the master admits the server
+/// once it shows the token in its host name or a rule (see docs/API.md).
+#[utoipa::path(post, path = "/api/servers/register", tag = "master",
+    request_body = RegisterRequest,
+    responses(
+        (status = 202, description = "pending: the server must show the token", body = RegisterBody),
+        (status = 400, description = "a bad field (named)", body = ErrorBody),
+        (status = 403, description = "the address is banned", body = ErrorBody),
+        (status = 404, description = "registration is off, or no master runs here", body = ErrorBody),
+        (status = 409, description = "listed or pending already", body = ErrorBody),
+        (status = 429, description = "too many from this network or in all; retry later", body = ErrorBody),
+    ))]
+pub async fn register(
+    State(s): State<AppState>,
+    peer: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
+    body: Result<Json<RegisterRequest>, axum::extract::rejection::JsonRejection>,
+) -> Response {
+    use serverlist::registration::Refused;
+    let (Some(m), Some(list)) = (&s.sources.master, &s.sources.list) else {
+        return not_running("master");
+    };
+    let Json(req) = match body {
+        Ok(b) => b,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
+    };
+    let from = peer.map_or(std::net::Ipv4Addr::LOCALHOST.into(), |p| p.0 .0.ip());
+    let elsewhere = |g: &str, a| serverlist::beside_master::refuses(m, g, a);
+    match list.register(from, &req.address, &req.gamedir, &req.contact, elsewhere) {
+        Ok(p) => (
+            StatusCode::ACCEPTED,
+            Json(RegisterBody {
+                token: p.token,
+                address: p.address.to_string(),
+                gamedir: p.gamedir,
+                expires_at: p.expires,
+                check_every: serverlist::registration::CHECK_EVERY,
+            }),
+        )
+            .into_response(),
+        Err(None) => error(StatusCode::NOT_FOUND, "registration is off on this list"),
+        Err(Some(r)) => {
+            let code = match r {
+                Refused::Invalid(_) => StatusCode::BAD_REQUEST,
+                Refused::Banned(_) => StatusCode::FORBIDDEN,
+                Refused::Exists(_) => StatusCode::CONFLICT,
+                Refused::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+            };
+            error(code, r.to_string())
+        }
+    }
+}
+
+/// A listed server's info, players and rules, asked now (cached 10 s).
+#[utoipa::path(get, path = "/api/servers/{addr}/details", tag = "master",
+    params(("addr" = String, Path, description = "ip:port (IPv6 bracketed)")),
+    responses(
+        (status = 200, description = "what it answered", body = ServerDetails),
+        (status = 404, description = "not a listed server, or no master runs here", body = ErrorBody),
+        (status = 503, description = "the master is asking as many servers as it may; retry", body = ErrorBody),
+    ))]
+pub async fn details(State(s): State<AppState>, Path(addr): Path<String>) -> Response {
+    let Some(m) = &s.sources.master else {
+        return not_running("master");
+    };
+    let now = udp::time::unix_secs();
+    let kind = addr.parse().ok().and_then(|a| {
+        serverlist::beside_master::listed_kind(m, s.sources.list.as_deref(), a, now).map(|k| (a, k))
+    });
+    let Some((a, kind)) = kind else {
+        return error(
+            StatusCode::NOT_FOUND,
+            format!("{addr:?} is not a listed server"),
+        );
+    };
+    match s.details.get(a, kind, now).await {
+        Some(d) => Json(&*d).into_response(),
+        None => error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the master is asking as many servers as it may; retry",
+        ),
+    }
+}
+
+/// The list's players samples as heat maps.
+#[utoipa::path(get, path = "/api/list/heatmaps", tag = "master",
+    responses(
+        (status = 200, description = "the heat maps", body = HeatmapsBody),
+        (status = 404, description = "no master runs here", body = ErrorBody),
+    ))]
+pub async fn heatmaps(State(s): State<AppState>) -> Response {
+    let Some(l) = &s.sources.list else {
+        return not_running("master");
+    };
+    let body =
+        serverlist::details::heatmaps(&crate::lifecycle::lock(&l.catalog), udp::time::unix_secs());
+    Json(body).into_response()
 }
 
 /// The master's live servers.

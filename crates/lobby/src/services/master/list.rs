@@ -6,7 +6,6 @@
 use crate::lifecycle::{lock, Supervisor};
 use anyhow::Result;
 use serverlist::driver::{self, Options, Shared};
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 /// The list shared by its tasks and its readers (HTTP).
@@ -25,49 +24,55 @@ pub fn options(o: &config::ServerListOptions) -> Options {
         grace: o.grace.as_secs() as i64,
         prune_after: o.prune_after.as_secs() as i64,
         sample_every: o.sample_interval,
+        registration: o.registration.then_some(serverlist::registration::Limits {
+            allow_private: o.registration_private,
+            ..Default::default()
+        }),
         ..d
     }
 }
 
-/// The master's servers as (gamedir, address): they count as seen and are not
-/// probed (a heartbeat proved them).
-pub fn heartbeats(engine: &Mutex<master::Engine>) -> Vec<(String, SocketAddr)> {
-    let e = lock(engine);
-    e.table()
-        .iter()
-        .map(|(a, s, _)| (String::from_utf8_lossy(&s.gamedir).into_owned(), a))
-        .collect()
-}
-
 /// Reads the sources (a directory that cannot be read is an error: the operator
-/// named it), restores `saved`, and starts the prober and the resolver under `sup`
-/// when there are sources.
+/// named it), restores the saved state and registrations, and starts the prober, the
+/// resolver and the registration checks under `sup` when there are sources or
+/// registration is on.
 pub fn start(
     sup: &Supervisor,
     opts: Options,
     engine: Arc<Mutex<master::Engine>>,
-    saved: Option<&serde_json::Value>,
+    saved: (Option<serde_json::Value>, Option<serde_json::Value>),
 ) -> Result<List> {
     let has_sources = opts.sources.is_some();
+    let runs = has_sources || opts.registration.is_some();
     let list: List = Arc::new(Shared::new(opts));
     if has_sources {
         list.read_sources_logged()
             .map_err(|e| anyhow::anyhow!("server list: {e}"))?;
     }
-    if let Some(v) = saved {
-        let n = serverlist::export::restore_state(&mut lock(&list.catalog), v);
+    if let Some(v) = saved.0 {
+        let n = serverlist::export::restore_state(&mut lock(&list.catalog), &v);
         tracing::info!(entries = n, "server list state restored");
     }
-    if has_sources {
+    if let Some(r) = saved.1.and_then(|v| serde_json::from_value(v).ok()) {
+        *lock(&list.registrations) = r;
+        let listed = lock(&list.registrations).listed();
+        lock(&list.catalog).set_registered(&listed);
+    }
+    if runs {
         let (l, stop) = (list.clone(), sup.stop().clone());
         sup.spawn_task("master-list", async move {
-            let hb = move || heartbeats(&engine);
+            let hb = move || serverlist::beside_master::heartbeats(&engine);
             driver::run(l, hb, async move { stop.stopped().await }).await?;
             Ok(())
         });
         let (l, stop) = (list.clone(), sup.stop().clone());
         sup.spawn_task("master-resolver", async move {
             driver::resolve_loop(l, async move { stop.stopped().await }).await;
+            Ok(())
+        });
+        let (l, stop) = (list.clone(), sup.stop().clone());
+        sup.spawn_task("master-registration", async move {
+            driver::registration_loop(l, async move { stop.stopped().await }).await;
             Ok(())
         });
     }

@@ -107,7 +107,10 @@ impl StateFile {
     pub fn save(&self, engine: &Mutex<Engine>, list: Option<&list::List>) -> Result<usize> {
         let _one_writer = lock(&self.writer);
         let mut state = lock(engine).export(Instant::now());
-        state.list = list.map(|l| list::state(l));
+        if let Some(l) = list {
+            state.list = Some(list::state(l));
+            state.registrations = serde_json::to_value(&*lock(&l.registrations)).ok();
+        }
         save_state(&self.path, &state)?;
         Ok(state.servers.len())
     }
@@ -144,10 +147,10 @@ impl MasterServer {
             .map(|p| StateFile::open(&p).map(Arc::new))
             .transpose()?;
         let bans_changed = Arc::new(Notify::new());
-        let mut saved_list = None;
+        let mut saved_list = (None, None);
         if let Some(f) = &state_file {
             let mut saved = f.load()?;
-            saved_list = saved.list.take();
+            saved_list = (saved.list.take(), saved.registrations.take());
             let n = engine.import(&saved, now);
             tracing::info!(file = %f.path().display(), servers = n, bans = saved.bans.len(), "state restored");
             let wake = bans_changed.clone();
@@ -164,7 +167,7 @@ impl MasterServer {
         };
         let udp = udp_worker::serve(sup, "master", engine.clone(), listen, workers)?;
         lock(&engine).set_local_addrs(udp.clone());
-        let list = list::start(sup, list, engine.clone(), saved_list.as_ref())?;
+        let list = list::start(sup, list, engine.clone(), saved_list)?;
         if let Some(f) = state_file.clone() {
             let task = save_loop(
                 f,
@@ -279,6 +282,7 @@ mod tests {
             servers: vec![],
             bans: vec!["192.0.2.1/32".parse().unwrap()],
             list: Some(serde_json::json!({"samples": {}})),
+            registrations: None,
         };
         save_state(&p, &s).unwrap();
         assert_eq!(load_state(&p).unwrap(), s);
