@@ -29,6 +29,7 @@ pub const MAX_CACHED: usize = 1024;
 pub struct DetailsCache {
     answers: Mutex<HashMap<SocketAddr, Arc<ServerDetails>>>,
     in_flight: AtomicUsize,
+    heat: Mutex<Option<Arc<HeatmapsBody>>>,
 }
 
 /// Every query's pacing: two tries 1.5 s apart.
@@ -134,6 +135,22 @@ impl DetailsCache {
         }
         c.insert(addr, d.clone());
         Some(d)
+    }
+}
+
+impl DetailsCache {
+    /// [`heatmaps`], computed at most once per `max_age` seconds (they move with a
+    /// sample every `sample_interval`, and reading six weeks of samples is not free).
+    pub fn heatmaps(&self, c: &Mutex<Catalog>, now: i64, max_age: i64) -> Arc<HeatmapsBody> {
+        let mut h = crate::driver::lock(&self.heat);
+        match h.as_ref().filter(|b| now - b.generated_at < max_age) {
+            Some(b) => b.clone(),
+            None => {
+                let b = Arc::new(heatmaps(&crate::driver::lock(c), now));
+                *h = Some(b.clone());
+                b
+            }
+        }
     }
 }
 

@@ -147,9 +147,16 @@ pub async fn heatmaps(State(s): State<AppState>) -> Response {
     let Some(l) = &s.sources.list else {
         return not_running("master");
     };
-    let body =
-        serverlist::details::heatmaps(&crate::lifecycle::lock(&l.catalog), udp::time::unix_secs());
-    Json(body).into_response()
+    // Cached for a minute, or a sample interval when shorter.
+    let max_age = crate::lifecycle::lock(&l.options)
+        .sample_every
+        .as_secs()
+        .min(60) as i64;
+    Json(
+        &*s.details
+            .heatmaps(&l.catalog, udp::time::unix_secs(), max_age),
+    )
+    .into_response()
 }
 
 /// The master's live servers.
