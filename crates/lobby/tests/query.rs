@@ -398,22 +398,12 @@ fn static_http_lists_are_read_then_every_server_queried_and_merged_with_masters(
         x[0], x[1]
     );
     std::fs::write(sources.join("valve.toml"), toml).unwrap();
-    let m = Lobby::start(
-        &[
-            "master",
-            "--listen",
-            "127.0.0.1:0",
-            "--http",
-            "127.0.0.1:0",
-            "--state",
-            dir.join("master.json").to_str().unwrap(),
-            "--sources",
-            sources.to_str().unwrap(),
-            "--probe-interval",
-            "1",
-        ],
-        2,
-    );
+    let m = list_master(&[
+        "--state",
+        dir.join("master.json").to_str().unwrap(),
+        "--sources",
+        sources.to_str().unwrap(),
+    ]);
     // The engine strips the base URL's trailing slashes.
     let base = format!("http://{}//", m.addr("http", "tcp"));
     let (code, v, out) = query_until(&["static", &base, "valve", "--json", "--timeout", "1"], 3);

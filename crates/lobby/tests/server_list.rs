@@ -114,26 +114,16 @@ fn master(dir: &Path, sources: &Path, grace: &str) -> Lobby {
     let db = format!("sqlite:{}", dir.join("history.sqlite").display());
     let text = format!("[master]\nsave_interval = 0.2\nsample_interval = 1\n\n[history]\ndatabase_url = \"{db}\"\nserver_sample_interval = 1\n");
     std::fs::write(&cfg, text).unwrap();
-    Lobby::start(
-        &[
-            "master",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--listen",
-            "127.0.0.1:0",
-            "--http",
-            "127.0.0.1:0",
-            "--state",
-            dir.join("master.json").to_str().unwrap(),
-            "--sources",
-            sources.to_str().unwrap(),
-            "--grace",
-            grace,
-            "--probe-interval",
-            "1",
-        ],
-        2,
-    )
+    list_master(&[
+        "--config",
+        cfg.to_str().unwrap(),
+        "--state",
+        dir.join("master.json").to_str().unwrap(),
+        "--sources",
+        sources.to_str().unwrap(),
+        "--grace",
+        grace,
+    ])
 }
 
 #[test]
@@ -542,20 +532,12 @@ fn self_registration_admits_only_a_server_showing_its_token() {
     )
     .unwrap();
     let state = dir.join("master.json");
-    let args = [
-        "master",
+    let m = list_master(&[
         "--config",
         cfg.to_str().unwrap(),
-        "--listen",
-        "127.0.0.1:0",
-        "--http",
-        "127.0.0.1:0",
         "--state",
         state.to_str().unwrap(),
-        "--probe-interval",
-        "1",
-    ];
-    let m = Lobby::start(&args, 2);
+    ]);
     let http = m.addr("http", "tcp");
 
     // A server that does not show the token stays out.

@@ -327,3 +327,19 @@ pub fn engine_entries(body: &str) -> Vec<String> {
         .map(|e| format!("{} {}", e.directive.as_str(), e.addr))
         .collect()
 }
+
+/// `lobby master` on 127.0.0.1 port 0 (UDP and HTTP) probing its list every second,
+/// plus `extra` flags (a config, a state file, sources...).
+pub fn list_master(extra: &[&str]) -> Lobby {
+    let mut args = vec![
+        "master",
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+        "--probe-interval",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    Lobby::start(&args, 2)
+}
