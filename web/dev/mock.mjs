@@ -2,7 +2,12 @@
 // API of docs/API.md with synthetic data (pilots flying, a few Xash3D servers, relay
 // links, a directory with one relay that goes up and down, DNS records).
 //
-//   node dev/mock.mjs [--port 8090] [--pilots 40] [--speedup 1] [--absent relay,master,dns]
+//   node dev/mock.mjs [--port 8090] [--pilots 40] [--servers 7] [--speedup 1] [--absent relay,master,dns]
+//
+// --servers N beyond the 7 hand-made ones adds generated servers (to try the browser
+// with thousands). A server's details (/api/servers/{addr}/details), its history (7
+// days of samples, with gaps) and the list's heat maps (/api/list/heatmaps) are made up
+// from the seed, so every run shows the same.
 //
 // Plain Node, no dependencies. Prints `listening web http 127.0.0.1:PORT`.
 
@@ -18,6 +23,7 @@ const opt = (name, def) => {
 };
 const PORT = Number(opt('port', 8090));
 const N = Number(opt('pilots', 40));
+const NSERVERS = Number(opt('servers', 7));
 const SPEEDUP = Number(opt('speedup', 1));
 const ABSENT = new Set(String(opt('absent', '')).split(',').filter(Boolean));
 const WEB = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'crates', 'lobby', 'web');
@@ -99,14 +105,90 @@ let relay2Down = false, relay2Since = T0, serial = 2026120101;
 
 const GAMES = ['valve', 'valve', 'cstrike', 'valve', 'tfc', 'cstrike', 'dmc'];
 const MAPS = ['crossfire', 'stalkyard', 'de_dust2', 'bounce', '2fort', 'cs_office', 'dmc_dm2'];
+// 0-2: heartbeats only (no probe, no round trip); 3: heartbeat and curated; 4-6 curated,
+// probed (5 is a GoldSrc server, protocol 48).
+const SOURCES = [['heartbeat'], ['heartbeat'], ['heartbeat'], ['heartbeat', 'curated'], ['curated'], ['curated'], ['registered']];
 const servers = GAMES.map((g, i) => ({
   address: i === 5 ? '[2001:db8::7]:27015' : `203.0.113.${7 + i}:${27015 + i}`,
   name: i === 3 ? null : `${['Crossfire 24/7', 'Stalkyard madness', 'Dust2 only', '', 'TFC classic', 'Office hours', 'DMC arena'][i]}`,
   gamedir: g, map: MAPS[i], players: [3, 12, 0, 7, 1, 16, 4][i], max: [16, 12, 20, 16, 24, 16, 8][i], bots: [0, 2, 0, 0, 4, 0, 1][i],
-  password: i === 4, dedicated: i !== 6, os: ['linux', 'linux', 'windows', 'linux', 'macos', 'linux', 'unknown'][i], nat: i === 2 || i === 6,
-  version: ['0.21', '0.21', '0.20', '0.21', '0.19.2', '0.21', '0.21'][i], protocol: 49, region: 255,
+  password: i === 4, dedicated: i !== 6, os: ['linux', 'linux', 'windows', 'linux', 'macos', 'unknown', 'unknown'][i], nat: i === 2,
+  version: ['0.21', '0.21', '0.20', '0.21', '0.19.2', '1.1.2.7', '0.21'][i], protocol: i === 5 ? 48 : 49, region: 255,
   registered_since: T0 - [120, 5000, 30, 86400 * 2, 700, 4000, 60][i], last_heartbeat: T0,
+  sources: SOURCES[i], ping_ms: [null, null, null, 38.4, 121.7, 9.2, 64][i],
 }));
+const FIRST = ['Gordon', 'Barney', 'Alyx', 'Eli', 'Kleiner', 'Adrian', 'Gina', 'Colette', 'Otis', 'Walter', 'Rosenberg', 'Magnusson'];
+for (let i = servers.length; i < NSERVERS; i++) {
+  const g = GAMES[i % GAMES.length];
+  const max = [8, 12, 16, 20, 24, 32][i % 6];
+  const curated = rnd() < 0.4;
+  servers.push({
+    address: `198.51.${100 + Math.floor(i / 250) % 100}.${i % 250 + 1}:${27015 + (i % 7)}`,
+    name: `${['[EU]', '[US]', '[RU]', '[BR]', '[AU]'][i % 5]} ${FIRST[i % FIRST.length]}'s ${MAPS[i % MAPS.length]} #${i}`,
+    gamedir: g, map: MAPS[(i * 3) % MAPS.length], players: Math.floor(rnd() * (max + 1)), max, bots: rnd() < 0.2 ? 2 : 0,
+    password: rnd() < 0.1, dedicated: true, os: 'linux', nat: rnd() < 0.1, version: '0.21', protocol: rnd() < 0.15 ? 48 : 49, region: 255,
+    registered_since: T0 - Math.floor(rnd() * 86400 * 3), last_heartbeat: T0,
+    sources: curated ? ['curated'] : ['heartbeat'], ping_ms: curated ? Math.round(rnd() * 2000) / 10 : null,
+  });
+}
+
+/** Made-up answers to a live query of `s`: players (none when empty or GoldSrc with a password), rules. */
+function details(s, i) {
+  const t = now();
+  const humans = s.players;
+  let players = null, note = null;
+  if (humans === 0) note = 'the server sends no player list while nobody is connected (Xash3D answers A2S_PLAYER only with a player on)';
+  else if (s.password && s.protocol === 49) note = 'the server does not expose its player list (sv_expose_player_list 0)';
+  else players = Array.from({ length: humans + s.bots }, (_, k) => ({
+    name: k >= humans ? `Bot ${k - humans + 1}` : `${FIRST[(i * 5 + k) % FIRST.length]}${k % 3 === 1 ? ' ^1<3' : ''}`,
+    frags: (i * 7 + k * 13) % 31 - (k % 4 === 3 ? 2 : 0),
+    seconds: ((i + 1) * (k + 3) * 97) % 5400 + 12.5,
+  }));
+  const rules = s.protocol === 48 && i % 2 === 1 ? null : [
+    ['mp_timelimit', String(20 + (i % 3) * 10)], ['mp_fraglimit', '50'], ['mp_friendlyfire', i % 2 ? '1' : '0'],
+    ['sv_gravity', '800'], ['sv_maxspeed', '320'], ['sv_contact', `ops${i}@example.org`], ['coop', '0'], ['deathmatch', '1'],
+    ['mp_footsteps', '1'], ['sv_password', s.password ? '1' : '0'],
+  ];
+  return {
+    address: s.address, queried_at: t, ping_ms: s.nat ? null : Math.round((s.ping_ms ?? 20 + (i % 9) * 7) + rnd() * 5),
+    protocol: s.protocol, dialect: s.protocol === 48 ? 'source' : 'xash49',
+    players, players_note: note, rules, rules_note: rules ? null : 'the server did not answer A2S_RULES',
+  };
+}
+
+/** Samples every 300 s over the last 7 days, with the server down for stretches (server i: i × 3 % of the time). */
+function history(s, i, since) {
+  const t = now();
+  const every = 300;
+  const samples = [];
+  const first = Math.max(since, T0 - 8 * 86400 + i * 3600 * 20, t - 8 * 86400);
+  for (let at = Math.ceil(first / every) * every; at <= t; at += every) {
+    const slot = Math.floor(at / every);
+    if ((slot * 2654435761 >>> 0) % 100 < i * 3) continue; // down
+    const hour = new Date(at * 1000).getUTCHours();
+    const busy = Math.max(0, Math.sin(((hour - 14) / 24) * 2 * Math.PI) * 0.5 + 0.5);
+    samples.push({ time: at, players: Math.min(s.max, Math.round(busy * s.max * 0.8 + ((slot * 7) % 3))), max: s.max, map: s.map });
+  }
+  return { name: s.name, first_seen: T0 - 8 * 86400 + i * 3600 * 20, last_seen: t, samples: samples.filter((x) => x.time >= since) };
+}
+
+/** Medians of players by UTC hour and weekday per gamedir, with gaps where nothing was sampled. */
+function heatmaps() {
+  const games = [...new Set(servers.map((s) => s.gamedir))].sort();
+  return {
+    generated_at: now(), hour_days: 14, weekday_weeks: 6,
+    gamedirs: games.map((g, gi) => {
+      const size = servers.filter((s) => s.gamedir === g).reduce((a, s) => a + s.max, 0) / 3;
+      const hours = Array.from({ length: 24 }, (_, hr) => {
+        if (g === 'dmc' && hr % 5 === 2) return null;
+        const busy = Math.max(0, Math.sin(((hr - 14 - gi) / 24) * 2 * Math.PI) * 0.5 + 0.5);
+        return Math.round(busy * size * 2) / 2;
+      });
+      const weekdays = Array.from({ length: 7 }, (_, d) => (g === 'dmc' && d === 1 ? null : Math.round(size * (d >= 4 ? 0.8 : 0.45) * 2 + gi) / 2));
+      return { gamedir: g, hours, weekdays };
+    }),
+  };
+}
 
 function snapshotBody(filter = () => true) {
   const all = [...pilots.values()];
@@ -136,7 +218,7 @@ const server = http.createServer(async (req, res) => {
     } catch { json(res, 404, { error: `${f} not built (npm run build)` }); }
     return;
   }
-  const part = p.startsWith('/api/pilots') ? 'relay' : p === '/api/servers' ? 'master' : p === '/api/dns' ? 'dns' : p === '/api/relays' ? 'relays' : null;
+  const part = p.startsWith('/api/pilots') ? 'relay' : p.startsWith('/api/servers') || p === '/api/list/heatmaps' ? 'master' : p === '/api/dns' ? 'dns' : p === '/api/relays' ? 'relays' : null;
   if (part && (ABSENT.has(part) || (part === 'relays' && ABSENT.has('relay') && ABSENT.has('dns')))) return json(res, 404, { error: `no ${part} runs in this process` });
   if (p === '/healthz') return json(res, 200, { status: 'ok' });
   if (p === '/readyz') {
@@ -171,6 +253,22 @@ const server = http.createServer(async (req, res) => {
     list.sort((a, b) => (a.address < b.address ? -1 : 1));
     return json(res, 200, { generated_at: generated, total: servers.length, servers: list });
   }
+  const one = p.match(/^\/api\/servers\/([^/]+)\/(details|history)$/);
+  if (one) {
+    const addr = decodeURIComponent(one[1]);
+    const i = servers.findIndex((s) => s.address === addr);
+    if (one[2] === 'details') {
+      if (i < 0) return json(res, 404, { error: `${addr} is not listed` });
+      // A slow live query, as the master's is.
+      return setTimeout(() => json(res, 200, details(servers[i], i)), 150 + (i % 4) * 100);
+    }
+    if (ABSENT.has('history')) return json(res, 404, { error: 'no flight log in this process ([history] database_url)' });
+    if (i < 0) return json(res, 404, { error: `${addr} was never seen` });
+    const since = q.has('since') ? Number(q.get('since')) : now() - 86400;
+    if (!Number.isInteger(since)) return json(res, 400, { error: 'since must be an integer' });
+    return json(res, 200, history(servers[i], i, since));
+  }
+  if (p === '/api/list/heatmaps') return json(res, 200, heatmaps());
   if (p === '/api/relays') {
     return json(res, 200, {
       generated_at: generated,

@@ -1,17 +1,23 @@
-// lobby's page: three views behind tabs (#map, #servers, #backbone).
+// lobby's page: four views behind tabs (#map, #servers, #heatmaps, #backbone). The
+// hash holds the view and, after a `?`, the server browser's sort and filters
+// (`#servers?sort=-ping&gamedir=valve`), so a link opens the same view.
 
 import { $ } from './util';
 import { initMap, mapShown, mapHooks } from './map';
-import { initServers, serverHooks } from './servers';
+import { initServers, serversFromHash, serverHooks } from './servers';
+import { initHeatmaps, heatmapHooks } from './heatmaps';
 import { initBackbone, backboneHooks } from './backbone';
 
-const VIEWS = ['map', 'servers', 'backbone'] as const;
+const VIEWS = ['map', 'servers', 'heatmaps', 'backbone'] as const;
 type View = (typeof VIEWS)[number];
 let current: View = 'map';
 
-function viewFromHash(): View {
-  const v = location.hash.replace(/^#/, '');
-  return (VIEWS as readonly string[]).includes(v) ? (v as View) : 'map';
+/** The view the hash names, and its query (after `?`; null when there is none). */
+function fromHash(): [View, string | null] {
+  const hash = location.hash.replace(/^#/, '');
+  const q = hash.indexOf('?');
+  const v = q < 0 ? hash : hash.slice(0, q);
+  return [(VIEWS as readonly string[]).includes(v) ? (v as View) : 'map', q < 0 ? null : hash.slice(q + 1)];
 }
 
 const starters: Partial<Record<View, () => void>> = {};
@@ -26,12 +32,19 @@ function show(v: View) {
   starters[v]?.();
 }
 
+function route() {
+  const [v, query] = fromHash();
+  show(v);
+  if (v === 'servers') serversFromHash(query);
+}
+
 function init() {
   initMap(() => current === 'map');
   starters.servers = initServers(() => current === 'servers');
+  starters.heatmaps = initHeatmaps(() => current === 'heatmaps');
   starters.backbone = initBackbone(() => current === 'backbone');
-  window.addEventListener('hashchange', () => show(viewFromHash()));
-  show(viewFromHash());
+  window.addEventListener('hashchange', route);
+  route();
 }
 
 // Test hooks: where things are and how fast the stream applies; nothing secret.
@@ -41,7 +54,7 @@ Object.defineProperty(window, 'lobby', {
   }),
 });
 const hooks = (window as unknown as { lobby: object }).lobby;
-for (const src of [mapHooks, serverHooks, backboneHooks]) Object.defineProperties(hooks, Object.getOwnPropertyDescriptors(src));
+for (const src of [mapHooks, serverHooks, heatmapHooks, backboneHooks]) Object.defineProperties(hooks, Object.getOwnPropertyDescriptors(src));
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
 else init();

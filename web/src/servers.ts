@@ -1,33 +1,36 @@
-// The Xash3D server browser: /api/servers every 5 s, sortable, filterable, each
-// address ready to copy.
+// The Xash3D server browser: /api/servers every 5 s, sortable by any column, filtered,
+// favourites and recently viewed servers; a click on a name opens the server's details
+// (serverdetail.ts). The view is kept in the URL (serverview.ts).
 
-import { $, h, ago, utc, getJson, poller } from './util';
+import { $, h, ago, getJson, poller, copyText } from './util';
+import * as sv from './serverview';
+import { Server, Key, View, nameOf } from './serverview';
+import { initDetails, openDetail, refreshDetail, detailRow, copyJoin, detailHooks } from './serverdetail';
 
-interface Server {
-  address: string; name?: string | null; hostname?: string | null;
-  gamedir: string; map: string; players: number; max: number; bots: number;
-  password: boolean; dedicated: boolean; os: string; nat: boolean; version: string;
-  protocol: number; region: number; registered_since: number; last_heartbeat: number;
-}
 interface Servers { generated_at: number; total: number; servers: Server[] }
 
-type Key = 'name' | 'map' | 'players' | 'gamedir' | 'nat' | 'version' | 'since' | 'address';
-
+const COLS = 10;
+/**
+ * Rows drawn at a time: a table of 10,000 rows took 0.5 to 1.5 s to rebuild in Chromium
+ * (on every refresh and sort); 500 take a twentieth of that. "Show more" draws 500 more.
+ */
+const PAGE = 500;
+let limit = PAGE;
 let data: Servers | null = null;
-let sortKey: Key | null = null;
-let sortDir = 1;
+let byAddress = new Map<string, Server>();
+let v: View = sv.defaults();
 let loaded = false;
+let active: () => boolean = () => false;
 
 const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
 
-function nameOf(s: Server): string {
-  return (s.name ?? s.hostname ?? '').trim() || s.address;
-}
-
 function compare(a: Server, b: Server, k: Key): number {
   switch (k) {
+    // Ascending puts favourites first.
+    case 'fav': return Number(sv.favourites.has(b.address)) - Number(sv.favourites.has(a.address));
     case 'name': return collator.compare(nameOf(a), nameOf(b));
     case 'players': return a.players - b.players || a.max - b.max || a.bots - b.bots;
+    case 'ping': return (a.ping_ms ?? 0) - (b.ping_ms ?? 0);
     case 'nat': return Number(a.nat) - Number(b.nat);
     case 'since': return a.registered_since - b.registered_since;
     case 'address': return collator.compare(a.address, b.address);
@@ -35,56 +38,69 @@ function compare(a: Server, b: Server, k: Key): number {
   }
 }
 
-/** The server whose player history is open, and the histories read. */
-let expanded: string | null = null;
-interface Sample { time: number; players: number; max: number; map: string }
-interface History { name: string | null; first_seen: number; last_seen: number; samples: Sample[] }
-const histories = new Map<string, History | 'none'>();
+/** A server in the favourites or recent view that the master does not list now. */
+interface Gone { address: string; gone: true }
+type Row = Server | Gone;
+const isGone = (r: Row): r is Gone => 'gone' in r;
 
-const SVG = 'http://www.w3.org/2000/svg';
-
-/** A small chart of players over time: a polyline scaled to the slots. */
-function chart(samples: Sample[]): Element {
-  const W = 320, H = 48;
-  const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('viewBox', `0 0 ${W} ${H}`);
-  svg.setAttribute('width', String(W));
-  svg.setAttribute('height', String(H));
-  svg.setAttribute('class', 'players-chart');
-  const t0 = samples[0].time, t1 = samples[samples.length - 1].time;
-  const top = Math.max(1, ...samples.map((x) => x.max));
-  const pts = samples.map((x) => {
-    const px = t1 > t0 ? ((x.time - t0) / (t1 - t0)) * (W - 2) + 1 : W / 2;
-    const py = H - 1 - (x.players / top) * (H - 2);
-    return `${px.toFixed(1)},${py.toFixed(1)}`;
-  });
-  const line = document.createElementNS(SVG, 'polyline');
-  line.setAttribute('points', pts.join(' '));
-  line.setAttribute('fill', 'none');
-  line.setAttribute('stroke', '#ffb547');
-  line.setAttribute('stroke-width', '1.5');
-  svg.append(line);
-  return svg;
-}
-
-function historyRow(addr: string): HTMLElement {
-  const hist = histories.get(addr);
-  let body: (Node | string)[];
-  if (hist === undefined) body = ['reading the player history…'];
-  else if (hist === 'none') body = ['no player history here (no flight log in this process, or not sampled yet)'];
-  else if (hist.samples.length === 0) body = [`first seen ${utc(hist.first_seen)}; no sample in the last 24 hours`];
-  else {
-    const ps = hist.samples.map((x) => x.players);
-    body = [chart(hist.samples), h('span', { class: 'chart-note' },
-      `players over the last 24 hours: ${Math.min(...ps)}–${Math.max(...ps)} (${hist.samples.length} samples); first seen ${utc(hist.first_seen)}`)];
+/** The rows the view shows, in order. */
+function rows(): Row[] {
+  if (!data) return [];
+  const text = v.q.trim().toLowerCase();
+  const pick = v.show === 'fav' ? sv.favourites : v.show === 'recent' ? new Set(sv.recent) : null;
+  const source = pick ? [...pick].flatMap((a) => byAddress.get(a) ?? []) : data.servers;
+  let list = source.filter((s) => sv.passes(s, v, text));
+  if (v.sort) {
+    const k = v.sort, dir = v.dir;
+    list = list.slice().sort((a, b) => {
+      // A server with no round trip known sorts last either way.
+      const an = a.ping_ms ?? null, bn = b.ping_ms ?? null;
+      if (k === 'ping' && (an === null) !== (bn === null)) return an === null ? 1 : -1;
+      return dir * compare(a, b, k) || collator.compare(a.address, b.address);
+    });
+  } else if (v.show === 'recent') {
+    const at = new Map(sv.recent.map((a, i) => [a, i]));
+    list = list.slice().sort((a, b) => at.get(a.address)! - at.get(b.address)!);
   }
-  return h('tr', { class: 'history', 'data-history': addr }, h('td', { colspan: 8 }, ...body));
+  if (!pick || sv.filtered(v)) return list;
+  // Favourites and recent servers the master does not list now stay in their view.
+  const order = v.show === 'recent' ? sv.recent : [...pick].sort(collator.compare);
+  const gone: Gone[] = order.filter((a) => !byAddress.has(a) && (!text || a.toLowerCase().includes(text))).map((a) => ({ address: a, gone: true }));
+  return [...list, ...gone];
 }
 
-async function loadHistory(addr: string) {
-  const r = await getJson<History>(`/api/servers/${encodeURIComponent(addr)}/history`);
-  histories.set(addr, r.body && !r.error ? r.body : 'none');
-  render();
+function star(addr: string, name: string): HTMLElement {
+  const on = sv.favourites.has(addr);
+  return h('td', { class: 'fav' }, h('button', {
+    class: 'star', type: 'button', 'aria-pressed': on ? 'true' : 'false', 'data-star': addr,
+    'aria-label': on ? `Remove ${name} from favourites` : `Add ${name} to favourites`, title: on ? 'favourite' : 'add to favourites',
+  }, on ? '★' : '☆'));
+}
+
+function addressCell(addr: string): HTMLElement {
+  return h('td', { class: 'address' }, h('span', { class: 'addr' }, addr),
+    h('button', { class: 'copy', type: 'button', 'data-copy': addr, 'aria-label': `Copy ${addr}` }, 'copy'));
+}
+
+function serverRow(s: Server, now: number): HTMLElement {
+  return h('tr', { 'data-address': s.address, 'aria-expanded': v.open === s.address ? 'true' : 'false' },
+    star(s.address, nameOf(s)),
+    h('td', { class: 'name', title: s.password ? 'password required' : null }, nameOf(s), s.password ? ' (password)' : ''),
+    h('td', { class: 'map' }, s.map),
+    h('td', { class: 'players num' }, `${s.players}/${s.max}`, s.bots ? ` +${s.bots} bots` : ''),
+    h('td', { class: 'ping num', title: "the master's round trip at its last probe" }, s.ping_ms === null || s.ping_ms === undefined ? '–' : `${Math.round(s.ping_ms)} ms`),
+    h('td', { class: 'gamedir' }, s.gamedir),
+    h('td', { class: 'nat' }, s.nat ? 'yes' : 'no'),
+    h('td', { class: 'version' }, s.version),
+    h('td', { class: 'since', title: new Date(s.registered_since * 1000).toISOString() }, ago(s.registered_since, now)),
+    addressCell(s.address));
+}
+
+function goneRow(addr: string): HTMLElement {
+  return h('tr', { 'data-address': addr, class: 'gone', 'aria-expanded': v.open === addr ? 'true' : 'false' },
+    star(addr, addr), h('td', { class: 'name', title: 'the master does not list this server now' }, addr, ' (not listed now)'),
+    ...['map', 'players num', 'ping num', 'gamedir', 'nat', 'version', 'since'].map((c) => h('td', { class: c }, '–')),
+    addressCell(addr));
 }
 
 function render() {
@@ -94,42 +110,76 @@ function render() {
   if (sel && !sel.isCollapsed && sel.anchorNode && table.contains(sel.anchorNode)) return;
   for (const th of table.querySelectorAll('th')) {
     const k = th.getAttribute('data-key');
-    if (k === sortKey) th.setAttribute('aria-sort', sortDir > 0 ? 'ascending' : 'descending');
+    if (k === v.sort) th.setAttribute('aria-sort', v.dir > 0 ? 'ascending' : 'descending');
     else th.removeAttribute('aria-sort');
   }
   const tbody = table.querySelector('tbody')!;
   if (!data) { tbody.replaceChildren(); return; }
-  const text = ($('server-filter') as HTMLInputElement).value.trim().toLowerCase();
-  const gd = ($('gamedir') as HTMLSelectElement).value;
-  let list = data.servers.filter((s) => (!gd || s.gamedir === gd) &&
-    (!text || `${nameOf(s)}\n${s.address}\n${s.map}\n${s.gamedir}\n${s.version}`.toLowerCase().includes(text)));
-  if (sortKey) {
-    const k = sortKey;
-    list = list.slice().sort((a, b) => sortDir * compare(a, b, k) || collator.compare(a.address, b.address));
-  }
   const now = data.generated_at;
-  tbody.replaceChildren(...list.flatMap((s) => [h('tr', { 'data-address': s.address, 'aria-expanded': expanded === s.address ? 'true' : 'false' },
-    h('td', { class: 'name', title: s.password ? 'password required' : null }, nameOf(s), s.password ? ' (password)' : ''),
-    h('td', { class: 'map' }, s.map),
-    h('td', { class: 'players num' }, `${s.players}/${s.max}`, s.bots ? ` +${s.bots} bots` : ''),
-    h('td', { class: 'gamedir' }, s.gamedir),
-    h('td', { class: 'nat' }, s.nat ? 'yes' : 'no'),
-    h('td', { class: 'version' }, s.version),
-    h('td', { class: 'since', title: new Date(s.registered_since * 1000).toISOString() }, ago(s.registered_since, now)),
-    h('td', { class: 'address' }, h('span', { class: 'addr' }, s.address),
-      h('button', { class: 'copy', type: 'button', 'data-copy': s.address, 'aria-label': `Copy ${s.address}` }, 'copy')),
-  ), ...(expanded === s.address ? [historyRow(s.address)] : [])]));
-  $('server-count').textContent = `${list.length} shown / ${data.total} listed`;
+  const list = rows();
+  // The open server is drawn even past the limit (a link may name it).
+  const at = v.open ? list.findIndex((r) => r.address === v.open) : -1;
+  const drawn = list.slice(0, Math.max(limit, at + 1));
+  const trs: HTMLElement[] = [];
+  for (const r of drawn) {
+    trs.push(isGone(r) ? goneRow(r.address) : serverRow(r, now));
+    if (v.open === r.address) trs.push(detailRow(r.address, isGone(r) ? null : r, COLS, now));
+  }
+  tbody.replaceChildren(...trs);
+  const listed = list.filter((r) => !isGone(r)).length;
+  const gone = list.length - listed;
+  $('server-count').textContent = `${listed} shown / ${data.total} listed${gone ? ` (+${gone} not listed now)` : ''}`;
+  const more = $('servers-more');
+  more.hidden = drawn.length >= list.length;
+  if (!more.hidden) more.querySelector('span')!.textContent = `${drawn.length} of ${list.length} rows drawn`;
+  const note = $('servers-note');
+  if (data.servers.length && !list.length) {
+    note.textContent = v.show === 'fav' ? (sv.favourites.size ? 'No favourite passes the filters.' : 'No favourites yet: the ☆ in a row adds one.')
+      : v.show === 'recent' ? (sv.recent.length ? 'No recently viewed server passes the filters.' : 'No server viewed yet: a name opens its details.')
+        : 'No server passes the filters.';
+  } else if (data.servers.length) note.textContent = '';
 }
 
-function gamedirs() {
-  const sel = $('gamedir') as HTMLSelectElement;
-  const want = [...new Set((data?.servers ?? []).map((s) => s.gamedir))].sort();
+/** The options of a select: `all` first, then `values`, keeping the view's choice even before the list names it. */
+function options(sel: HTMLSelectElement, all: string, values: string[], keep: string) {
+  const want = [...new Set([...values, ...(keep ? [keep] : [])])].sort(collator.compare);
   const have = [...sel.options].slice(1).map((o) => o.value);
-  if (want.join('\n') === have.join('\n')) return;
-  const keep = sel.value;
-  sel.replaceChildren(h('option', { value: '' }, 'all games'), ...want.map((g) => h('option', { value: g }, g)));
-  sel.value = want.includes(keep) ? keep : '';
+  if (want.join('\n') !== have.join('\n')) sel.replaceChildren(h('option', { value: '' }, all), ...want.map((g) => h('option', { value: g }, g)));
+  sel.value = keep;
+}
+
+function choices() {
+  const list = data?.servers ?? [];
+  options($('gamedir') as HTMLSelectElement, 'all games', list.map((s) => s.gamedir), v.gamedir);
+  options($('map-filter') as HTMLSelectElement, 'all maps', list.filter((s) => !v.gamedir || s.gamedir === v.gamedir).map((s) => s.map), v.map);
+}
+
+/** Sets the controls from the view. */
+function controls() {
+  const set = (id: string, val: string) => { const el = $(id) as HTMLInputElement; if (el.value !== val) el.value = val; };
+  set('server-filter', v.q);
+  set('proto-filter', v.proto);
+  set('show-filter', v.show);
+  for (const f of ['notfull', 'notempty', 'nopass'] as const) ($(`f-${f}`) as HTMLInputElement).checked = v[f];
+  choices();
+}
+
+/** Writes the view into the URL (replacing the entry: the back button leaves the page's view, not each keystroke). */
+function remember() {
+  if (!active()) return;
+  const q = sv.format(v);
+  const want = `#servers${q ? `?${q}` : ''}`;
+  if (location.hash !== want) history.replaceState(history.state, '', want);
+}
+
+function changed() {
+  remember();
+  render();
+}
+
+function open(addr: string | null) {
+  v.open = addr;
+  if (addr) { sv.viewed(addr); openDetail(addr, data?.generated_at ?? Math.floor(Date.now() / 1000)); }
 }
 
 async function refresh() {
@@ -137,71 +187,81 @@ async function refresh() {
   const note = $('servers-note');
   if (r.absent) {
     data = null;
+    byAddress = new Map();
     note.textContent = 'No Xash3D master runs in this process: not running here.';
   } else if (!r.body || r.error) {
     note.textContent = `Could not read the server list (${r.error ?? 'no body'}); retrying.`;
     return;
   } else {
     data = r.body;
+    byAddress = new Map(data.servers.map((s) => [s.address, s]));
     note.textContent = data.servers.length ? '' : 'No server is registered with the master yet.';
   }
   loaded = true;
-  gamedirs();
+  if (v.open) refreshDetail(v.open);
+  choices();
   render();
 }
 
-async function copy(btn: HTMLButtonElement) {
-  const addr = btn.getAttribute('data-copy') ?? '';
-  try {
-    if (!navigator.clipboard || !window.isSecureContext) throw new Error('no clipboard');
-    await navigator.clipboard.writeText(addr);
-    btn.textContent = 'copied';
-  } catch {
-    // Select the address so Ctrl-C (or the phone's menu) copies it.
-    const span = btn.previousElementSibling;
-    if (span) {
-      const range = document.createRange();
-      range.selectNodeContents(span);
-      const sel = document.getSelection();
-      sel?.removeAllRanges();
-      sel?.addRange(range);
-    }
-    btn.textContent = 'selected';
-  }
-  window.setTimeout(() => { btn.textContent = 'copy'; }, 1500);
+/**
+ * The hash's query after `#servers` (the text after `?`): a link or the back button
+ * sets the view from it; a bare `#servers` (the tab) keeps the view as it was.
+ */
+export function serversFromHash(query: string | null) {
+  if (query === null) { remember(); return; }
+  const was = v.open;
+  v = sv.parse(query);
+  if (v.open && v.open !== was) open(v.open);
+  controls();
+  render();
 }
 
 export function initServers(isVisible: () => boolean): () => void {
+  active = isVisible;
+  initDetails(render);
   const start = poller(refresh, 5000, isVisible);
   $('servers').querySelector('thead')!.addEventListener('click', (e) => {
     const th = (e.target as HTMLElement).closest('th');
     const k = th?.getAttribute('data-key') as Key | null;
     if (!k) return;
-    if (sortKey === k) sortDir = -sortDir; else { sortKey = k; sortDir = 1; }
-    render();
+    if (v.sort === k) v.dir = v.dir > 0 ? -1 : 1; else { v.sort = k; v.dir = 1; }
+    changed();
   });
   $('servers').querySelector('tbody')!.addEventListener('click', (e) => {
-    const b = (e.target as HTMLElement).closest('button.copy');
-    if (b) { void copy(b as HTMLButtonElement); return; }
-    // A click on a server's name opens (or closes) its player history.
-    const name = (e.target as HTMLElement).closest('td.name');
-    const addr = name?.parentElement?.getAttribute('data-address');
+    const t = e.target as HTMLElement;
+    const star = t.closest('button.star');
+    if (star) { sv.toggleFavourite(star.getAttribute('data-star') ?? ''); render(); return; }
+    const join = t.closest('button.copy-join');
+    if (join) { void copyJoin(join as HTMLElement); return; }
+    const b = t.closest('button.copy');
+    if (b) { void copyText(b as HTMLElement, b.getAttribute('data-copy') ?? '', b.previousElementSibling); return; }
+    // A click on a server's name opens (or closes) its details.
+    const addr = t.closest('td.name')?.parentElement?.getAttribute('data-address');
     if (!addr) return;
-    expanded = expanded === addr ? null : addr;
-    if (expanded) { histories.delete(addr); void loadHistory(addr); }
-    render();
+    open(v.open === addr ? null : addr);
+    changed();
   });
-  $('server-filter').addEventListener('input', render);
-  $('gamedir').addEventListener('change', render);
+  $('servers-more').querySelector('button')!.addEventListener('click', () => { limit += PAGE; render(); });
+  $('server-filter').addEventListener('input', (e) => { v.q = (e.target as HTMLInputElement).value; changed(); });
+  $('gamedir').addEventListener('change', (e) => { v.gamedir = (e.target as HTMLSelectElement).value; choices(); changed(); });
+  $('map-filter').addEventListener('change', (e) => { v.map = (e.target as HTMLSelectElement).value; changed(); });
+  $('proto-filter').addEventListener('change', (e) => { v.proto = (e.target as HTMLSelectElement).value as sv.Proto; changed(); });
+  $('show-filter').addEventListener('change', (e) => { v.show = (e.target as HTMLSelectElement).value as sv.Show; changed(); });
+  for (const f of ['notfull', 'notempty', 'nopass'] as const) {
+    $(`f-${f}`).addEventListener('change', (e) => { v[f] = (e.target as HTMLInputElement).checked; changed(); });
+  }
+  // Favourites changed in another tab.
+  window.addEventListener('storage', (e) => { if (sv.reload(e.key)) render(); });
+  controls();
   return start;
 }
 
 export const serverHooks = {
   get serversLoaded() { return loaded; },
-  /** The open player history: its address and the samples charted. */
-  history() {
-    if (!expanded) return null;
-    const hist = histories.get(expanded);
-    return { address: expanded, samples: hist && hist !== 'none' ? hist.samples.length : null };
-  },
+  /** The open server's player history: its address and the samples charted. */
+  history() { return detailHooks.history(v.open); },
+  /** The open server's details as shown: players, rules, uptime. */
+  details() { return detailHooks.details(v.open); },
+  /** The view as the URL holds it, and the favourites and recent servers stored. */
+  serverView() { return { query: sv.format(v), favourites: [...sv.favourites], recent: sv.recent.slice() }; },
 };

@@ -83,3 +83,42 @@ export function poller(f: () => Promise<void>, ms: number, active: () => boolean
   };
   return () => { void tick(); };
 }
+
+/**
+ * Puts `text` on the clipboard and says so on `btn`; where there is no clipboard (a
+ * page over plain HTTP from another host is not a secure context) it selects `select`'s
+ * text instead, so Ctrl-C or the phone's menu copies it.
+ */
+export async function copyText(btn: HTMLElement, text: string, select: Node | null, label = 'copy') {
+  try {
+    if (!navigator.clipboard || !window.isSecureContext) throw new Error('no clipboard');
+    await navigator.clipboard.writeText(text);
+    btn.textContent = 'copied';
+  } catch {
+    if (select) {
+      const range = document.createRange();
+      range.selectNodeContents(select);
+      const sel = document.getSelection();
+      sel?.removeAllRanges();
+      sel?.addRange(range);
+    }
+    btn.textContent = 'selected';
+  }
+  window.setTimeout(() => { btn.textContent = label; }, 1500);
+}
+
+/** A JSON value kept in localStorage; `fallback` when absent, unreadable or blocked. */
+export function stored<T>(key: string, fallback: T, valid: (v: unknown) => v is T): T {
+  try {
+    const raw = window.localStorage.getItem(key);
+    if (raw === null) return fallback;
+    const v: unknown = JSON.parse(raw);
+    return valid(v) ? v : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+export function store(key: string, value: unknown) {
+  try { window.localStorage.setItem(key, JSON.stringify(value)); } catch { /* storage full or blocked: kept for this visit only */ }
+}

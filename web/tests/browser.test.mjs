@@ -1,7 +1,8 @@
 // Browser tests of lobby's page against the real binary ($LOBBY_BIN): one `lobby up`
 // (relay, master, directory, DNS, HTTP, a simulated fleet) on loopback port 0, a second
-// `lobby relay` the directory probes, a second `lobby sim` fleet, and pilots flown with
-// `lobby fly`. Debian's chromium, driven by playwright-core. Screenshots go to
+// `lobby relay` the directory probes, a second `lobby sim` fleet registered by
+// heartbeats, two fleets listed only in the master's curated sources (Xash3D and
+// GoldSrc: probed, so they have a round trip), and pilots flown with `lobby fly`. Debian's chromium, driven by playwright-core. Screenshots go to
 // target/browser/<view>-<desktop|phone>.png at the repository root.
 //
 //   cd web && npm ci && LOBBY_BIN=/abs/path/to/lobby npm test
@@ -12,7 +13,8 @@ import { mkdtempSync, writeFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start, stopAll, launch, watchedPage, shotsDir, until } from './lib.mjs';
-import { hoverAt, zoomAt, countText, serverRows, publishedStates, healthLines, mapPoint } from './page.mjs';
+import { mkdirSync } from 'node:fs';
+import { hoverAt, zoomAt, countText, serverRows, serverDetails, heatmapCells, publishedStates, healthLines, mapPoint } from './page.mjs';
 
 const BIN = process.env.LOBBY_BIN;
 const DESKTOP = { width: 1280, height: 800 };
@@ -20,6 +22,9 @@ const PHONE = { width: 390, height: 844 };
 
 let dir, relay2, up, fleet2, browser, base, relayAddr, masterAddr;
 const sims = []; // every simulated server's address
+// Listed only in the sources directory: two Xash3D servers with 3 players each, one
+// GoldSrc server, empty and with a password.
+let curatedXash = [], curatedGold = [];
 
 // Pilots flown for the whole run (the screenshots show them); the test flies its own too.
 const BACKGROUND = [
@@ -42,6 +47,15 @@ before(async () => {
   relay2 = await start(BIN, ['relay', '--listen', '127.0.0.1:0', '--telnet', 'off'], { expect: 1 });
   const r2 = relay2.addr('relay', 'udp');
   const r2port = r2.split(':').pop();
+  const xash = await start(BIN, ['sim', '--count', '2', '--gamedir', 'valve', '--seed', '11', '--players', '3'], { expect: 2 });
+  const gold = await start(BIN, ['sim', '--protocol', '48', '--count', '1', '--gamedir', 'valve', '--seed', '12', '--players', '0', '--password', 'secret'], { expect: 1 });
+  curatedXash = xash.listeners.filter((l) => l.part === 'sim').map((l) => l.addr);
+  curatedGold = gold.listeners.filter((l) => l.part === 'sim').map((l) => l.addr);
+  // FWGS/server-list's format: servers/<gamedir>.toml.
+  const sources = join(dir, 'sources');
+  mkdirSync(sources);
+  writeFileSync(join(sources, 'valve.toml'), [...curatedXash.map((a) => `[[server]]\naddress = "${a}"\n`),
+    ...curatedGold.map((a) => `[[server]]\naddress = "${a}"\nprotocol = 48\n`)].join('\n'));
   const conf = join(dir, 'up.toml');
   writeFileSync(conf, `[relay]
 name = "lobby"
@@ -51,6 +65,9 @@ player_expiry = 2
 
 [master]
 listen = ["127.0.0.1:0"]
+sources = "${sources}"
+probe_interval = 1
+sample_interval = 1
 
 [http]
 listen = ["127.0.0.1:0"]
@@ -90,7 +107,7 @@ server_sample_interval = 1
   base = `http://${webAddr(up).addr}/`;
   relayAddr = up.addr('relay', 'udp');
   masterAddr = up.addr('master', 'udp');
-  sims.push(...up.listeners.filter((l) => l.part === 'sim').map((l) => l.addr));
+  sims.push(...up.listeners.filter((l) => l.part === 'sim').map((l) => l.addr), ...curatedXash, ...curatedGold);
   fleet2 = await start(BIN, ['sim', '--master', masterAddr, '--count', '2', '--gamedir', 'cstrike', '--seed', '7'], { expect: 2 });
   sims.push(...fleet2.listeners.filter((l) => l.part === 'sim').map((l) => l.addr));
   await Promise.all(BACKGROUND.map(fly));
@@ -125,6 +142,8 @@ test('the page and its files load with no console error and no failed request', 
   await waitMapReady(page);
   await page.click('#tab-servers');
   await page.waitForSelector('#servers tbody tr');
+  await page.click('#tab-heatmaps');
+  await until('the heat maps read', async () => (await page.locator('#heatmaps-note').innerText()).length > 0);
   await page.click('#tab-backbone');
   await page.waitForSelector('#health li');
   await page.waitForSelector('#dns table');
@@ -226,7 +245,7 @@ test('the server table lists the simulated fleets, sorts and filters', async () 
     assert.match(r.since, / ago$/);
     assert.ok(['yes', 'no'].includes(r.nat));
   }
-  assert.deepEqual(rows.map((r) => r.gamedir).sort(), ['cstrike', 'cstrike', 'valve', 'valve', 'valve']);
+  assert.deepEqual(rows.map((r) => r.gamedir).sort(), ['cstrike', 'cstrike', ...Array(sims.length - 2).fill('valve')]);
 
   // Sorting: players ascending, then descending; maps alphabetically.
   const players = (rs) => rs.map((r) => Number(r.players.split('/')[0]));
@@ -332,6 +351,250 @@ test("a pilot's flight log and its track today, and a server's player history", 
   await w.close();
 });
 
+/** Opens #servers (or a link into it) and waits for every server row, named. */
+async function openServers(hashQuery = '', viewport = DESKTOP, rowsWanted = sims.length) {
+  const w = await watchedPage(browser, viewport);
+  await w.page.goto(`${base}#servers${hashQuery ? `?${hashQuery}` : ''}`);
+  await until(`${rowsWanted} server rows`, async () => {
+    const r = await serverRows(w.page);
+    return r.length === rowsWanted && r.every((x) => x.name !== x.address || x.gone) ? r : null;
+  }, 30000);
+  return w;
+}
+
+const hashQuery = (page) => page.evaluate(() => location.hash.replace(/^#servers\??/, ''));
+const pingMs = (r) => (r.ping === '–' ? null : Number(r.ping.replace(/ ms$/, '')));
+
+test('the ping column: the master\'s round trip for probed servers, sortable, kept in the URL', async () => {
+  const w = await openServers();
+  const { page, problems } = w;
+  // Curated servers are probed (a round trip); servers known by heartbeat only are not.
+  const rows = await until('a round trip for every curated server', async () => {
+    const r = await serverRows(page);
+    return [...curatedXash, ...curatedGold].every((a) => /^\d+ ms$/.test(r.find((x) => x.address === a)?.ping ?? '')) ? r : null;
+  }, 20000);
+  for (const r of rows) assert.match(r.ping, /^(\d+ ms|–)$/, JSON.stringify(r));
+  const known = rows.filter((r) => r.ping !== '–').length;
+  assert.ok(known >= curatedXash.length + curatedGold.length);
+
+  await page.click('#servers th[data-key="ping"]');
+  let p = (await serverRows(page)).map(pingMs);
+  const asc = p.filter((x) => x !== null);
+  assert.deepEqual(asc, asc.slice().sort((a, b) => a - b));
+  assert.deepEqual(p.slice(asc.length), Array(p.length - asc.length).fill(null), 'unknown round trips last');
+  assert.equal(await page.getAttribute('#servers th[data-key="ping"]', 'aria-sort'), 'ascending');
+  assert.equal(await hashQuery(page), 'sort=ping');
+  await page.click('#servers th[data-key="ping"]');
+  p = (await serverRows(page)).map(pingMs);
+  const desc = p.filter((x) => x !== null);
+  assert.deepEqual(desc, desc.slice().sort((a, b) => b - a));
+  assert.deepEqual(p.slice(desc.length), Array(p.length - desc.length).fill(null), 'unknown round trips last, descending too');
+  assert.equal(await page.getAttribute('#servers th[data-key="ping"]', 'aria-sort'), 'descending');
+  assert.equal(await hashQuery(page), 'sort=-ping');
+  // Every column sorts.
+  for (const k of ['fav', 'name', 'map', 'players', 'gamedir', 'nat', 'version', 'since', 'address']) {
+    await page.click(`#servers th[data-key="${k}"]`);
+    assert.equal(await page.getAttribute(`#servers th[data-key="${k}"]`, 'aria-sort'), 'ascending', k);
+    assert.equal((await serverRows(page)).length, sims.length, k);
+  }
+  assert.deepEqual(problems, []);
+  await w.close();
+});
+
+test("a server's details: its players, rules, protocol, round trip, uptime and join command", async () => {
+  const w = await openServers();
+  const { page, problems } = w;
+  await w.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base.replace(/\/$/, '') });
+  const addr = curatedXash[0];
+  await page.locator(`#servers tr[data-address="${addr}"] td.name`).click();
+  assert.equal(await page.getAttribute(`#servers tr[data-address="${addr}"]`, 'aria-expanded'), 'true');
+  assert.equal(await hashQuery(page), `open=${encodeURIComponent(addr)}`);
+  // The master asks the server live: `lobby sim --players 3` has three players on.
+  const d = await until('the player list', async () => {
+    const x = await serverDetails(page, addr);
+    return x.players.length === 3 ? x : null;
+  }, 20000);
+  for (const [name, frags, time] of d.players) {
+    assert.ok(name.length > 0);
+    assert.match(frags, /^-?\d+$/);
+    assert.match(time, /^\d+ (s|min \d\d s|h \d\d min)$/);
+  }
+  assert.equal(d.join, `connect ${addr}`);
+  assert.equal(d.facts.Protocol, 'Xash3D (49)');
+  assert.match(d.facts['Round trip'], /^\d+ ms at its last probe/);
+  assert.match(d.facts['Listed by'], /curated/);
+  // The flight log samples every second here: an uptime share, not "unknown".
+  const up = await until('an uptime', async () => {
+    const x = await serverDetails(page, addr);
+    return /^(< )?\d+(\.\d)? % \(/.test(x.facts['Uptime, 7 days']) ? x.facts['Uptime, 7 days'] : null;
+  });
+  assert.match(up, /first seen .* ago: up \d+(\.\d)? % since/);
+  assert.ok((await page.evaluate(() => window.lobby.details().uptime)) > 0);
+  // The rules, folded until asked for.
+  assert.match(d.rulesTitle, /^Rules \(\d+\)$/);
+  assert.equal(await page.locator(`#servers tr.detail[data-history="${addr}"] table.rules`).isVisible(), false);
+  await page.click(`#servers tr.detail[data-history="${addr}"] .detail-rules summary`);
+  const rules = (await serverDetails(page, addr)).rules;
+  assert.ok(rules.length >= 1 && rules.every((r) => r.length === 2 && r[0].length > 0), JSON.stringify(rules));
+  assert.equal(await page.locator(`#servers tr.detail[data-history="${addr}"] table.rules`).isVisible(), true);
+  // The join command copies (or is selected where there is no clipboard).
+  const copy = page.locator(`#servers tr.detail[data-history="${addr}"] button.copy-join`);
+  await copy.click();
+  const label = await until('the copy button to answer', async () => {
+    const t = await copy.innerText();
+    return t !== 'copy' ? t : null;
+  }, 3000, 20);
+  if (label === 'copied') assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `connect ${addr}`);
+  else assert.equal(await page.evaluate(() => String(document.getSelection())), `connect ${addr}`);
+  await screenshot(page, 'server-details-desktop');
+
+  // The GoldSrc server: protocol 48; it has nobody on (and a password), so no player
+  // list: the note says why.
+  const gs = curatedGold[0];
+  await page.locator(`#servers tr[data-address="${gs}"] td.name`).click();
+  const g = await until('the GoldSrc server\'s details', async () => {
+    const x = await page.evaluate(() => window.lobby.details());
+    return x?.address === gs && x.read ? serverDetails(page, gs) : null;
+  }, 20000);
+  assert.equal(g.facts.Protocol, 'GoldSrc (48)');
+  assert.equal(g.players.length, 0);
+  assert.ok(g.playersNote && g.playersNote.length > 0, 'a note instead of players');
+  assert.equal(await page.locator('#servers tr.detail').count(), 1, 'one server open at a time');
+  assert.deepEqual(problems, []);
+  await w.close();
+
+  // On a phone the details stay within the screen.
+  const p = await openServers(`open=${encodeURIComponent(addr)}`, PHONE);
+  await until('the player list on a phone', async () => (await serverDetails(p.page, addr)).players.length === 3, 20000);
+  const box = await p.page.locator(`#servers tr.detail[data-history="${addr}"] .detail-grid`).boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= PHONE.width + 1, JSON.stringify(box));
+  await screenshot(p.page, 'server-details-phone');
+  assert.deepEqual(p.problems, []);
+  await p.close();
+});
+
+test('favourites and recently viewed servers survive a reload', async () => {
+  const w = await openServers();
+  const { page, problems } = w;
+  const [a, b] = [curatedXash[1], sims[0]];
+  await page.click(`#servers tr[data-address="${a}"] button.star`);
+  await page.click(`#servers tr[data-address="${b}"] button.star`);
+  assert.equal(await page.getAttribute(`#servers tr[data-address="${a}"] button.star`, 'aria-pressed'), 'true');
+  await page.click(`#servers tr[data-address="${b}"] button.star`); // and off again
+  // Two servers' details opened, one after the other.
+  await page.locator(`#servers tr[data-address="${b}"] td.name`).click();
+  await page.locator(`#servers tr[data-address="${a}"] td.name`).click();
+  await page.locator(`#servers tr[data-address="${a}"] td.name`).click(); // closed
+  await w.reload();
+  await until('server rows after the reload', async () => (await serverRows(page)).length === sims.length, 30000);
+  const favs = (await serverRows(page)).filter((r) => r.favourite).map((r) => r.address);
+  assert.deepEqual(favs, [a]);
+  // The favourites filter shows it alone, and the URL says so.
+  await page.selectOption('#show-filter', 'fav');
+  assert.deepEqual((await serverRows(page)).map((r) => r.address), [a]);
+  assert.equal(await hashQuery(page), 'show=fav');
+  assert.match(await page.locator('#server-count').innerText(), new RegExp(`^1 shown / ${sims.length} listed`));
+  // Recently viewed: newest first.
+  await page.selectOption('#show-filter', 'recent');
+  assert.deepEqual((await serverRows(page)).map((r) => r.address), [a, b]);
+  await w.reload();
+  await until('the recent view after a reload', async () => (await serverRows(page)).map((r) => r.address).join() === [a, b].join());
+  assert.equal(await page.inputValue('#show-filter'), 'recent');
+  // Another visit from the same browser still has them.
+  const other = await w.context.newPage();
+  await other.goto(`${base}#servers?show=fav`);
+  await until('the favourite in a new tab', async () => (await serverRows(other)).map((r) => r.address).join() === a);
+  await other.close();
+  assert.deepEqual(problems, []);
+  await w.close();
+});
+
+test('a filtered view opens from its URL', async () => {
+  // Valve servers with players, not full, Xash3D, sorted by players, most first, one of them open.
+  const open = curatedXash[0];
+  const q = `sort=-players&gamedir=valve&proto=xash&notfull=1&notempty=1&nopass=1&open=${encodeURIComponent(open)}`;
+  const w = await watchedPage(browser, DESKTOP);
+  const { page, problems } = w;
+  await page.goto(`${base}#servers?${q}`);
+  const all = await (await fetch(`${base}api/servers`)).json();
+  const want = all.servers.filter((s) => s.gamedir === 'valve' && s.protocol === 49 && s.players > 0 && s.players < s.max && !s.password);
+  assert.ok(want.length >= 2 && want.length < sims.length, `a filter that picks some: ${want.length}`);
+  const rows = await until(`the ${want.length} servers the URL picks`, async () => {
+    const r = await serverRows(page);
+    return r.length === want.length ? r : null;
+  }, 20000);
+  assert.deepEqual(rows.map((r) => r.address).sort(), want.map((s) => s.address).sort());
+  const players = rows.map((r) => Number(r.players.split('/')[0]));
+  assert.deepEqual(players, players.slice().sort((x, y) => y - x));
+  assert.equal(await page.getAttribute('#servers th[data-key="players"]', 'aria-sort'), 'descending');
+  // The controls show the view; the open server's details are there.
+  assert.equal(await page.inputValue('#gamedir'), 'valve');
+  assert.equal(await page.inputValue('#proto-filter'), 'xash');
+  assert.equal(await page.inputValue('#map-filter'), '');
+  for (const f of ['notfull', 'notempty', 'nopass']) assert.equal(await page.isChecked(`#f-${f}`), true, f);
+  await until('the open server\'s players', async () => (await serverDetails(page, open)).players.length === 3, 20000);
+  assert.equal(await hashQuery(page), q, 'the URL kept as given');
+  // A change writes the URL; the back button is not spent on it.
+  await page.uncheck('#f-notempty');
+  assert.equal(await hashQuery(page), q.replace('&notempty=1', ''));
+  // The GoldSrc view by protocol, then by map and name from a link.
+  await page.goto(`${base}#servers?proto=goldsrc`);
+  await until('the GoldSrc server alone', async () => (await serverRows(page)).map((r) => r.address).join() === curatedGold.join());
+  const one = rows[0];
+  await page.goto(`${base}#servers?map=${encodeURIComponent(one.map)}&q=${encodeURIComponent(one.name.slice(2, 8))}`);
+  await until('the server picked by map and name', async () => {
+    const r = await serverRows(page);
+    return r.length >= 1 && r.some((x) => x.address === one.address) && r.every((x) => x.map === one.map);
+  });
+  assert.equal(await page.inputValue('#map-filter'), one.map);
+  assert.equal(await page.inputValue('#server-filter'), one.name.slice(2, 8));
+  // Leaving for another tab and coming back through the tab keeps the view.
+  await page.click('#tab-map');
+  await page.click('#tab-servers');
+  assert.equal(await hashQuery(page), new URLSearchParams([['q', one.name.slice(2, 8)], ['map', one.map]]).toString(), 'in the page\'s own order');
+  assert.deepEqual(problems, []);
+  await w.close();
+});
+
+test('the heat maps: median players per game by UTC hour and weekday', async () => {
+  for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
+    const w = await watchedPage(browser, viewport);
+    const { page, problems } = w;
+    await page.goto(`${base}#heatmaps`);
+    // The list samples every second here; the page reads the heat maps every 30 s, or
+    // when its tab is opened.
+    await until('valve in the heat maps', async () => {
+      const hm = await page.evaluate(() => window.lobby.heatmaps());
+      if (hm?.some((g) => g.gamedir === 'valve' && g.hours >= 1 && g.weekdays >= 1)) return true;
+      await page.click('#tab-map');
+      await page.click('#tab-heatmaps');
+      return false;
+    }, 30000, 1000);
+    const [hours, days] = await heatmapCells(page, 'valve');
+    assert.equal(hours.length, 24);
+    assert.equal(days.length, 7);
+    assert.deepEqual(hours.map((c) => c.label), Array.from({ length: 24 }, (_, i) => String(i).padStart(2, '0')));
+    assert.deepEqual(days.map((c) => c.label), ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun']);
+    // Samples from the last few seconds: this hour (or the one before, across an hour)
+    // and today hold a value; the rest say "no samples", greyed.
+    const now = new Date();
+    const hour = hours.filter((c) => !c.none);
+    assert.ok(hour.length >= 1 && hour.length <= 2, JSON.stringify(hour));
+    assert.ok(hour.some((c) => Number(c.label) === now.getUTCHours() || Number(c.label) === (now.getUTCHours() + 23) % 24));
+    for (const c of hour) assert.match(c.value, /^\d+(\.\d)?$/);
+    const today = (now.getUTCDay() + 6) % 7;
+    assert.ok(!days[today].none || !days[(today + 6) % 7].none, JSON.stringify(days));
+    for (const c of [...hours, ...days].filter((x) => x.none)) assert.equal(c.value, '–');
+    const grey = hours.find((c) => c.none).background;
+    assert.ok(hour.every((c) => c.background !== grey && c.background !== 'rgba(0, 0, 0, 0)'), 'valued cells coloured');
+    assert.equal(await page.locator('.heatmap[data-gamedir="valve"] .hm-legend .hm-ramp').count(), 1);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no page-wide horizontal scroll');
+    await screenshot(page, `heatmaps-${size}`);
+    assert.deepEqual(problems, []);
+    await w.close();
+  }
+});
+
 test('screenshots of each view at desktop and phone width', async () => {
   for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
     const w = await open('map', viewport);
@@ -350,8 +613,11 @@ test('screenshots of each view at desktop and phone width', async () => {
     await page.click('#tab-backbone');
     await until('the backbone', async () => (await healthLines(page)).length > 0 && (await page.locator('#dns table').count()) > 0);
     await screenshot(page, `backbone-${size}`);
+    await page.click('#tab-heatmaps');
+    await until('the heat maps', async () => (await page.locator('#heatmaps .heatmap').count()) > 0);
+    await screenshot(page, `heatmaps-${size}`);
     assert.deepEqual(problems, []);
     await w.close();
   }
-  for (const v of ['map', 'servers', 'backbone']) for (const s of ['desktop', 'phone']) assert.ok(existsSync(join(shotsDir(), `${v}-${s}.png`)), `${v}-${s}.png`);
+  for (const v of ['map', 'servers', 'heatmaps', 'backbone']) for (const s of ['desktop', 'phone']) assert.ok(existsSync(join(shotsDir(), `${v}-${s}.png`)), `${v}-${s}.png`);
 });

@@ -126,7 +126,14 @@ export async function watchedPage(browser, viewport = { width: 1280, height: 800
     problems.push(`request failed: ${r.method()} ${r.url()} ${f}`);
   });
   page.on('response', (r) => { if (r.status() >= 400 && !expected(r.status(), r.url())) problems.push(`HTTP ${r.status()}: ${r.request().method()} ${r.url()}`); });
-  return { page, context, problems, close: async () => { closing.add(page); await context.close(); } };
+  // A reload ends the page's stream too (net::ERR_ABORTED), as closing does.
+  const reload = async () => {
+    closing.add(page);
+    await page.reload();
+    await page.waitForLoadState('load');
+    closing.delete(page);
+  };
+  return { page, context, problems, reload, close: async () => { closing.add(page); await context.close(); } };
 }
 const closing = new WeakSet();
 

@@ -42,11 +42,37 @@ export async function serverRows(page) {
   return page.$$eval('#servers tbody tr[data-address]', (trs) => trs.map((tr) => {
     const cell = (c) => tr.querySelector(`td.${c}`)?.textContent?.trim() ?? '';
     return {
-      name: cell('name'), map: cell('map'), players: cell('players'), gamedir: cell('gamedir'),
+      name: cell('name'), map: cell('map'), players: cell('players'), ping: cell('ping'), gamedir: cell('gamedir'),
       nat: cell('nat'), version: cell('version'), since: cell('since'),
       address: tr.querySelector('td.address .addr')?.textContent?.trim() ?? '',
+      favourite: tr.querySelector('td.fav button.star')?.getAttribute('aria-pressed') === 'true',
+      gone: tr.classList.contains('gone'),
     };
   }));
+}
+
+/** The open server's details row as the user reads it. */
+export async function serverDetails(page, addr) {
+  const row = page.locator(`#servers tr.detail[data-history="${addr}"]`);
+  return row.evaluate((tr) => {
+    const dd = Object.fromEntries([...tr.querySelectorAll('.detail-facts dt')].map((dt) => [dt.textContent.trim(), dt.nextElementSibling?.textContent?.trim() ?? '']));
+    return {
+      facts: dd,
+      join: tr.querySelector('code.join')?.textContent?.trim() ?? '',
+      players: [...tr.querySelectorAll('table.players tbody tr')].map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent.trim())),
+      playersNote: tr.querySelector('.detail-players .note')?.textContent?.trim() ?? null,
+      rules: [...tr.querySelectorAll('table.rules tr')].map((r) => [...r.querySelectorAll('td')].map((td) => td.textContent.trim())),
+      rulesTitle: tr.querySelector('.detail-rules summary')?.textContent?.trim() ?? null,
+    };
+  });
+}
+
+/** A heat map as drawn: per cell its label, text and whether it holds a value. */
+export async function heatmapCells(page, gamedir) {
+  return page.$$eval(`#heatmaps .heatmap[data-gamedir="${gamedir}"] .hm-grid`, (grids) => grids.map((g) => [...g.querySelectorAll('.hm-cell')].map((c) => ({
+    label: c.querySelector('.hm-label')?.textContent ?? '', value: c.querySelector('.hm-value')?.textContent ?? '',
+    none: c.classList.contains('hm-none'), background: getComputedStyle(c).backgroundColor,
+  }))));
 }
 
 /** The published relays as the backbone view shows them: {name: 'up'|'down'}. */
