@@ -260,7 +260,11 @@ impl Prometheus {
                 });
             if let Some(a) = found {
                 p.api = a;
-                return p;
+                // Listening comes before ready: until its storage is up, queries
+                // answer 503 (a CI run on a loaded machine met it).
+                if http_get(a, "/-/ready").0 == 200 {
+                    return p;
+                }
             }
             if let Ok(Some(st)) = p.child.try_wait() {
                 panic!("prometheus exited ({st}):\n{text}");
