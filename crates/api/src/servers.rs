@@ -218,6 +218,8 @@ pub struct Probed {
     pub protocol: u32,
     /// When it answered, Unix seconds.
     pub at: u64,
+    /// When it first answered, Unix seconds.
+    pub first_seen: u64,
     /// The round trip, ms.
     pub ping_ms: u32,
     /// Its sources' names.
@@ -225,8 +227,8 @@ pub struct Probed {
 }
 
 /// The API form of a probed server: what the probe cannot learn is the documented
-/// default (`os` unknown, not behind NAT, dedicated, region 255, both times the
-/// answer's).
+/// default (`os` unknown, not behind NAT, dedicated, region 255; listed since its
+/// first answer, its last answer as its last heartbeat).
 pub fn probed(p: Probed) -> ServerEntry {
     let small = |v: u32| v.min(255) as u8;
     ServerEntry {
@@ -244,7 +246,7 @@ pub fn probed(p: Probed) -> ServerEntry {
         version: p.version,
         protocol: small(p.protocol),
         region: 255,
-        registered_since: p.at,
+        registered_since: p.first_seen,
         last_heartbeat: p.at,
         sources: p.sources,
         ping_ms: Some(p.ping_ms),

@@ -22,6 +22,21 @@ pub fn heartbeats(engine: &Mutex<master::Engine>) -> Vec<(String, SocketAddr)> {
         .collect()
 }
 
+/// The master's servers as (gamedir, address, players), for the players samples.
+pub fn heard(engine: &Mutex<master::Engine>) -> Vec<(String, SocketAddr, u32)> {
+    let e = lock(engine);
+    e.table()
+        .iter()
+        .map(|(a, s, _)| {
+            (
+                String::from_utf8_lossy(&s.gamedir).into_owned(),
+                a,
+                u32::from(s.players),
+            )
+        })
+        .collect()
+}
+
 /// What the master refuses a registration for: a banned address, or one its
 /// heartbeats list already.
 pub fn refuses(engine: &Mutex<master::Engine>, gamedir: &str, a: SocketAddr) -> Option<Refused> {

@@ -99,6 +99,8 @@ pub struct Entry {
     pub last_attempt: Option<i64>,
     /// When it last answered.
     pub last_seen: Option<i64>,
+    /// When it first answered (lobby's own key; probe.py keeps none).
+    pub first_seen: Option<i64>,
     /// The round trip of its last answer, ms.
     pub last_ping_ms: Option<u32>,
     /// Its last answer.
@@ -123,6 +125,8 @@ pub type Key = (String, String);
 pub struct Answer {
     /// When, Unix seconds.
     pub at: i64,
+    /// When it first answered.
+    pub first_seen: i64,
     /// Round trip from the master, ms.
     pub ping_ms: u32,
     /// Its info.
@@ -342,6 +346,7 @@ impl Catalog {
             if let Some((info, ping)) = &answer {
                 changed |= e.last_seen.is_none();
                 e.last_seen = Some(now);
+                e.first_seen.get_or_insert(now);
                 e.last_ping_ms = Some(*ping);
                 e.info = Some(info.clone());
             }
@@ -362,6 +367,7 @@ impl Catalog {
             if k.0 == gamedir && e.sources != 0 {
                 changed |= e.last_seen.is_none();
                 e.last_seen = Some(now);
+                e.first_seen.get_or_insert(now);
                 e.sources |= source::HEARTBEAT;
             }
         }
@@ -418,6 +424,7 @@ impl Catalog {
                 if p.answer.as_ref().is_none_or(|a| a.at < at) {
                     p.answer = Some(Answer {
                         at,
+                        first_seen: e.first_seen.unwrap_or(at),
                         ping_ms: e.last_ping_ms.unwrap_or(0),
                         info: info.clone(),
                     });
@@ -450,9 +457,17 @@ impl Catalog {
     }
 
     /// Adds one players sample per gamedir at `now`: the players of the distinct
-    /// addresses that answered within `fresh` seconds, when at least one did.
-    pub fn take_sample(&mut self, now: i64, fresh: i64) {
+    /// addresses that answered within `fresh` seconds, and of the servers `heard`
+    /// (gamedir, address, players: the master's table, proven by heartbeats), when
+    /// at least one counts.
+    pub fn take_sample(&mut self, now: i64, fresh: i64, heard: &[(String, SocketAddr, u32)]) {
         let mut sums: HashMap<&str, (u32, HashSet<SocketAddr>)> = HashMap::new();
+        for (g, a, players) in heard {
+            let (sum, seen_addrs) = sums.entry(g.as_str()).or_default();
+            if seen_addrs.insert(*a) {
+                *sum = sum.saturating_add(*players);
+            }
+        }
         for ((g, _), e) in &self.entries {
             let (Some(addr), Some(info), Some(seen)) = (e.resolved, &e.info, e.last_seen) else {
                 continue;
@@ -517,6 +532,8 @@ impl Catalog {
         slot.resolved = slot.resolved.or(e.resolved);
         slot.last_attempt = e.last_attempt;
         slot.last_seen = e.last_seen;
+        // A probe.py state has no first answer: its last one is the earliest known.
+        slot.first_seen = e.first_seen.or(e.last_seen);
         slot.last_ping_ms = e.last_ping_ms;
         slot.info = e.info;
         if slot.directive.is_none() {
@@ -543,6 +560,7 @@ impl Catalog {
         e.directive.get_or_insert(Directive::Ip);
         e.resolved = Some(addr);
         e.last_seen = Some(now);
+        e.first_seen.get_or_insert(now);
         self.version += 1;
         self.structure += 1;
     }
@@ -727,8 +745,14 @@ mod tests {
         c.record_probe(addr("192.0.2.1:27015"), Some((info(3), 1)), 100);
         c.record_probe(addr("192.0.2.2:27015"), Some((info(4), 1)), 100);
         c.record_probe(addr("192.0.2.3:27015"), Some((info(9), 1)), 10);
-        c.take_sample(200, 120);
+        // A server the master lists by heartbeat counts once, even if also curated.
+        let heard = vec![
+            ("valve".to_string(), addr("192.0.2.1:27015"), 3),
+            ("dmc".to_string(), addr("192.0.2.9:27015"), 2),
+        ];
+        c.take_sample(200, 120, &heard);
         assert_eq!(c.samples()["valve"], vec![(200, 7)]);
+        assert_eq!(c.samples()["dmc"], vec![(200, 2)]);
         assert!(!c.samples().contains_key("cstrike"), "its answer is stale");
         c.prune(200 + SAMPLE_RETAIN_SECS + 1, 1);
         assert!(c.samples().get("valve").is_none_or(|v| v.is_empty()));

@@ -186,7 +186,7 @@ async fn probe(a: ProbeArgs) -> Result<ExitCode> {
     }
     let now = udp::time::unix_secs();
     let mut c = lock(&catalog);
-    c.take_sample(now, now - started_wall + 1);
+    c.take_sample(now, now - started_wall + 1, &[]);
     let pruned = c.prune(now, 30 * 86_400);
     let answered = c
         .entries()

@@ -281,10 +281,11 @@ fn apply(catalog: &Mutex<Catalog>, events: &mut Vec<Event>, wall: i64) {
 
 /// Probes the catalog's targets until `stop`: every `refresh` the targets are taken
 /// again (and at once when sources are reloaded), with the servers `heartbeats`
-/// returns (gamedir, address: the master's table) counting as seen and not probed.
+/// returns (gamedir, address, players: the master's table) counting as seen and not
+/// probed, and in the players samples.
 pub async fn run<H, S>(shared: Arc<Shared>, heartbeats: H, stop: S) -> std::io::Result<()>
 where
-    H: Fn() -> Vec<(String, SocketAddr)> + Send,
+    H: Fn() -> Vec<(String, SocketAddr, u32)> + Send,
     S: Future<Output = ()>,
 {
     let sockets = Sockets::bind()?;
@@ -295,6 +296,7 @@ where
     let mut next_refresh = Instant::now();
     let mut next_sample = Instant::now() + lock(&shared.options).sample_every;
     let (mut out, mut events) = (Vec::new(), Vec::new());
+    let mut hb = Vec::new();
     tokio::pin!(stop);
     loop {
         let now = Instant::now();
@@ -302,13 +304,13 @@ where
         if now >= next_refresh {
             let opts = lock(&shared.options).clone();
             prober.reconfigure(opts.prober);
-            let hb = heartbeats();
+            hb = heartbeats();
             let targets = {
                 let mut c = lock(&shared.catalog);
-                for (g, a) in &hb {
+                for (g, a, _) in &hb {
                     c.record_heartbeat(g, *a, wall);
                 }
-                let proven: HashSet<SocketAddr> = hb.iter().map(|(_, a)| *a).collect();
+                let proven: HashSet<SocketAddr> = hb.iter().map(|(_, a, _)| *a).collect();
                 c.targets(&proven)
             };
             prober.set_targets(&targets, now);
@@ -325,7 +327,7 @@ where
             let opts = lock(&shared.options).clone();
             let fresh = (opts.prober.interval.as_secs() as i64).saturating_mul(2) + 30;
             let mut c = lock(&shared.catalog);
-            c.take_sample(wall, fresh);
+            c.take_sample(wall, fresh, &hb);
             let pruned = c.prune(wall, opts.prune_after);
             if pruned > 0 {
                 tracing::info!(

@@ -54,6 +54,9 @@ pub fn state_json(c: &Catalog) -> Value {
         if let Some(t) = e.last_seen {
             m.insert("last_seen".into(), iso(t).into());
         }
+        if let Some(t) = e.first_seen {
+            m.insert("first_seen".into(), iso(t).into());
+        }
         if let Some(p) = e.last_ping_ms {
             m.insert("last_ping_ms".into(), p.into());
         }
@@ -141,6 +144,7 @@ fn restore(c: &mut Catalog, v: &Value, keep_sources: bool) -> usize {
                 resolved: s("resolved").and_then(|r| r.parse().ok()),
                 last_attempt: s("last_attempt").and_then(parse_iso),
                 last_seen: s("last_seen").and_then(parse_iso),
+                first_seen: s("first_seen").and_then(parse_iso),
                 last_ping_ms: e
                     .get("last_ping_ms")
                     .and_then(Value::as_f64)

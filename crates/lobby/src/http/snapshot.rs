@@ -371,6 +371,7 @@ fn curated_servers(
             version: a.info.version,
             protocol: a.info.protocol,
             at: a.at.max(0) as u64,
+            first_seen: a.first_seen.max(0) as u64,
             ping_ms: a.ping_ms,
             sources: names.into_iter().map(String::from).collect(),
         });

@@ -61,7 +61,7 @@ pub fn start(
     if runs {
         let (l, stop) = (list.clone(), sup.stop().clone());
         sup.spawn_task("master-list", async move {
-            let hb = move || serverlist::beside_master::heartbeats(&engine);
+            let hb = move || serverlist::beside_master::heard(&engine);
             driver::run(l, hb, async move { stop.stopped().await }).await?;
             Ok(())
         });
