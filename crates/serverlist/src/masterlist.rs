@@ -1,7 +1,8 @@
 //! How the Xash3D engine reads a static server list body (`masterstatic`, engine
 //! `engine/common/masterlist.c` `NET_ParseMasterStaticBody`, recorded line by line in
-//! `docs/notes/xash3d-static-list.md`): what `lobby query static` uses to read a
-//! list exactly as a client would, and what the tests parse lobby's own lists with.
+//! `docs/notes/xash3d-master-and-queries.md`, "Appendix: the static HTTP server
+//! list"): what `lobby query static` uses to read a list exactly as a client would,
+//! and what the tests parse lobby's own lists with.
 //!
 //! Pure: bytes in, entries out. Rules:
 //! - lines end at `\n` only; a NUL ends the line; only the first 1,023 bytes of a
