@@ -216,10 +216,13 @@ impl Shared {
     }
 }
 
-/// One socket per family; the IPv6 one only where the system has IPv6.
+/// One socket per family (the IPv6 one only where the system has IPv6), and their
+/// receive buffers.
 struct Sockets {
     v4: UdpSocket,
     v6: Option<UdpSocket>,
+    b4: Vec<u8>,
+    b6: Vec<u8>,
 }
 
 impl Sockets {
@@ -227,6 +230,8 @@ impl Sockets {
         Ok(Sockets {
             v4: query::client_socket::bind_any(false)?,
             v6: query::client_socket::bind_any(true).ok(),
+            b4: vec![0u8; 65536],
+            b6: vec![0u8; 65536],
         })
     }
 
@@ -244,15 +249,22 @@ impl Sockets {
         }
     }
 
-    async fn recv(&self, b4: &mut [u8], b6: &mut [u8]) -> Option<(usize, SocketAddr, bool)> {
-        tokio::select! {
-            r = self.v4.recv_from(b4) => r.ok().map(|(n, a)| (n, a, false)),
+    /// The next datagram on either socket, to `prober`; what it answers is sent.
+    async fn receive(&mut self, prober: &mut Prober, events: &mut Vec<Event>) {
+        let Sockets { v4, v6, b4, b6 } = self;
+        let got = tokio::select! {
+            r = v4.recv_from(b4) => r.ok().map(|(n, a)| (&b4[..n], a)),
             r = async {
-                match &self.v6 {
+                match v6 {
                     Some(s) => s.recv_from(b6).await,
                     None => std::future::pending().await,
                 }
-            } => r.ok().map(|(n, a)| (n, a, true)),
+            } => r.ok().map(|(n, a)| (&b6[..n], a)),
+        };
+        if let Some((d, from)) = got {
+            let mut out = Vec::new();
+            prober.handle(from, d, Instant::now(), &mut out, events);
+            self.send(&mut out);
         }
     }
 }
@@ -288,8 +300,7 @@ where
     H: Fn() -> Vec<(String, SocketAddr, u32)> + Send,
     S: Future<Output = ()>,
 {
-    let sockets = Sockets::bind()?;
-    let (mut b4, mut b6) = (vec![0u8; 65536], vec![0u8; 65536]);
+    let mut sockets = Sockets::bind()?;
     let seed = udp::time::since_epoch().as_nanos() as u64;
     let mut prober = Prober::new(lock(&shared.options).prober, Instant::now(), seed);
     let refresh = Duration::from_secs(5);
@@ -350,13 +361,8 @@ where
             _ = &mut stop => return Ok(()),
             _ = shared.wake.notified() => next_refresh = Instant::now(),
             _ = tokio::time::sleep_until(wake_at.into()) => {}
-            r = sockets.recv(&mut b4, &mut b6) => {
-                if let Some((n, from, v6)) = r {
-                    let d = if v6 { &b6[..n] } else { &b4[..n] };
-                    prober.handle(from, d, Instant::now(), &mut out, &mut events);
-                    sockets.send(&mut out);
-                    apply(&shared.catalog, &mut events, udp::time::unix_secs());
-                }
+            _ = sockets.receive(&mut prober, &mut events) => {
+                apply(&shared.catalog, &mut events, udp::time::unix_secs());
             }
         }
     }
@@ -416,8 +422,7 @@ pub async fn probe_once(
     cfg: ProberConfig,
     mut progress: impl FnMut(usize, usize),
 ) -> std::io::Result<ProberCounts> {
-    let sockets = Sockets::bind()?;
-    let (mut b4, mut b6) = (vec![0u8; 65536], vec![0u8; 65536]);
+    let mut sockets = Sockets::bind()?;
     let targets = lock(catalog).targets(&HashSet::new());
     let total = targets.len();
     let cfg = ProberConfig {
@@ -446,16 +451,11 @@ pub async fn probe_once(
             .unwrap_or(now + Duration::from_secs(1));
         tokio::select! {
             _ = tokio::time::sleep_until(wake_at.into()) => {}
-            r = sockets.recv(&mut b4, &mut b6) => {
-                if let Some((n, from, v6)) = r {
-                    let d = if v6 { &b6[..n] } else { &b4[..n] };
-                    prober.handle(from, d, Instant::now(), &mut out, &mut events);
-                    sockets.send(&mut out);
-                    done += events.len();
-                    if !events.is_empty() {
-                        apply(catalog, &mut events, udp::time::unix_secs());
-                        progress(done, total);
-                    }
+            _ = sockets.receive(&mut prober, &mut events) => {
+                done += events.len();
+                if !events.is_empty() {
+                    apply(catalog, &mut events, udp::time::unix_secs());
+                    progress(done, total);
                 }
             }
         }
