@@ -15,6 +15,7 @@ pub fn run(data: &[u8]) {
     };
     let cfg = ServerConfig {
         max_message: 4096,
+        max_unidentified: 4096,
         ..ServerConfig::default()
     };
     let max = cfg.max_message;

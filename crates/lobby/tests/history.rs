@@ -209,31 +209,36 @@ fn a_relay_the_tracker_does_not_list_is_refused_and_counted() {
         ],
         2,
     );
+    // Closed at accept (issue 20, item 7): nothing is read from an unlisted source.
     let mut s = TcpStream::connect(t.addr("tracker", "tcp")).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    s.write_all(b"\0V20151207 0.13.10 relay.example.org mpserver99\0")
-        .unwrap();
+    let started = Instant::now();
     let mut got = Vec::new();
     let _ = s.read_to_end(&mut got);
-    assert_eq!(
-        String::from_utf8_lossy(&got),
-        "ERROR FGTracker is closing your connection\0"
+    assert!(got.is_empty(), "{got:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "held {:?}",
+        started.elapsed()
     );
     let (_, st) = json(t.addr("http", "tcp"), "/stats");
     assert_eq!(st["tracker"]["refused_ident"], 1, "{st}");
     // The warning names the source (read from lobby's standard error as it comes).
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !t.stderr().contains("not listed in [[tracker.relay]]") {
+    while !t.stderr().contains("no [[tracker.relay]] lists") {
         assert!(Instant::now() < deadline, "no warning:\n{}", t.stderr());
         std::thread::sleep(Duration::from_millis(50));
     }
     let warn = t
         .stderr()
         .lines()
-        .find(|l| l.contains("not listed in [[tracker.relay]]"))
+        .find(|l| l.contains("no [[tracker.relay]] lists"))
         .unwrap_or_default()
         .to_string();
-    assert!(warn.contains("127.0.0.1"), "{warn}");
+    assert!(
+        warn.contains("127.0.0.1") && warn.contains("WARN"),
+        "{warn}"
+    );
     t.stop();
 }
 
@@ -302,4 +307,92 @@ fn a_relay_listed_with_a_secret_is_admitted_only_with_it() {
     r.stop();
     t.stop();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A connection to `to` from the local address `from` (any 127/8 address is local).
+fn connect_from(from: &str, to: SocketAddr) -> std::io::Result<TcpStream> {
+    let sock = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    sock.bind(&SocketAddr::new(from.parse().unwrap(), 0).into())?;
+    sock.connect_timeout(&to.into(), Duration::from_secs(2))?;
+    Ok(sock.into())
+}
+
+#[test]
+fn strangers_cannot_keep_a_listed_relay_out_nor_make_the_tracker_hold_much() {
+    // Issue 20, item 7. Before: 256 idle connections from unlisted addresses filled
+    // the connection cap until they identified (20 s) and kept a listed relay out;
+    // an unidentified connection buffered up to 8 MiB without a NUL byte.
+    let dir = tmpdir("strangers");
+    let t = Lobby::start(
+        &[
+            "tracker",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "edge=127.0.0.1",
+            "--database-url",
+            &format!("sqlite:{}", dir.join("t.sqlite").display()),
+            "--http",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    let mut held = Vec::new();
+    for i in 0..300u32 {
+        let from = format!("127.0.{}.{}", 1 + i / 200, 1 + i % 200);
+        if let Ok(s) = connect_from(&from, tracker) {
+            held.push(s);
+        }
+    }
+    assert!(held.len() >= 256, "only {} connections made", held.len());
+    assert_eq!(
+        identify(tracker, ""),
+        "IDENTIFIED edge\0",
+        "the listed relay gets in"
+    );
+    let (_, st) = json(http, "/stats");
+    assert!(
+        st["tracker"]["refused_ident"].as_u64().unwrap() >= 256,
+        "{st}"
+    );
+
+    // A listed source that has not identified may send a few KiB, not megabytes.
+    let mut s = TcpStream::connect(tracker).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let _ = s.write_all(&vec![b'x'; 64 * 1024]);
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    let (_, st) = json(http, "/stats");
+    assert_eq!(st["tracker"]["fatal"], 1, "closed as a fatal message: {st}");
+
+    // A report dated years ahead is recorded near now (it would never be closed nor
+    // pruned otherwise); a callsign longer than 16 bytes is ignored.
+    let mut s = TcpStream::connect(tracker).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0")
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"IDENTIFIED edge\0");
+    s.write_all(b"CONNECT FUTURE1 test Aircraft/c172p/Models/c172p.xml 2031-06-01 12:00:00\nCONNECT ABCDEFGHIJKLMNOPQRSTUVWXYZ test ufo 2026-01-01 12:00:00\0").unwrap();
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"OK\0");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let v = json_until(http, "/api/flights", "the flight", |v| {
+        v["flights"].as_array().is_some_and(|f| !f.is_empty())
+    });
+    let flights = v["flights"].as_array().unwrap();
+    assert_eq!(flights.len(), 1, "the long callsign is ignored: {v}");
+    assert_eq!(flights[0]["callsign"], "FUTURE1");
+    let start = flights[0]["start"].as_i64().unwrap();
+    assert!(
+        start <= now + 61 && start >= now - 61,
+        "start {start}, now {now}"
+    );
+    drop(held);
+    t.stop();
 }

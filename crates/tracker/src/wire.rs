@@ -54,6 +54,12 @@ impl Framer {
         }
     }
 
+    /// Changes the longest frame accepted from now on (a frame already longer is
+    /// refused when its end comes).
+    pub fn set_max(&mut self, max_frame: usize) {
+        self.max_frame = max_frame;
+    }
+
     /// Takes bytes as they came off the socket, split anywhere.
     pub fn push(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {

@@ -9,9 +9,9 @@ use tracker::wire::{FrameError, Framer};
 use tracker::{Client, ClientConfig, Event, Line, Parsed, ServerConfig, ServerConn};
 
 /// A text field as a relay would have it: no space or control character, not a lone
-/// `.` (those are rewritten by the encoder).
+/// `.` (those are rewritten by the encoder), at most 16 bytes (the callsign cap).
 fn field() -> impl Strategy<Value = String> {
-    "[A-Za-z0-9éÅ_-][A-Za-z0-9éÅ_.*-]{0,15}"
+    "[A-Za-z0-9éÅ_-][A-Za-z0-9éÅ_.*-]{0,7}"
 }
 
 /// A time between 0000-01-01 and 9999-12-31.
@@ -121,6 +121,12 @@ proptest! {
     }
 
     #[test]
+    fn callsigns_over_the_cap_are_ignored(cs in "[A-Z0-9]{17,40}", t in time()) {
+        let l = Line::Connect { callsign: cs, passwd: "test".into(), model: "ufo".into(), time: t };
+        prop_assert!(matches!(parse_line(&l.encode()), Parsed::Ignored(_)));
+    }
+
+    #[test]
     fn time_round_trips(t in time()) {
         let s = format_time(t);
         let (date, clock) = s.split_once(' ').unwrap();
@@ -171,7 +177,7 @@ proptest! {
     fn server_survives_anything(steps in steps(), max in 1usize..200) {
         let t0 = Instant::now();
         let mut now = t0;
-        let cfg = ServerConfig { max_message: max, ..ServerConfig::default() };
+        let cfg = ServerConfig { max_message: max, max_unidentified: max, ..ServerConfig::default() };
         let mut s = ServerConn::new(cfg, now);
         for step in steps {
             match step {

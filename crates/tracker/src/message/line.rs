@@ -208,8 +208,23 @@ fn guard(line: &str, fields: &Fields<'_>) -> Option<&'static str> {
     if fields.get(2) != Some("test") {
         return Some("third field is not `test`");
     }
+    // lobby's own bounds (issue 20, item 7): what fgms sends is far shorter (its
+    // callsigns have 7 characters, its model names come from a 96-byte path).
+    if fields.get(1).is_some_and(|c| c.len() > MAX_CALLSIGN) {
+        return Some("callsign longer than 16 bytes");
+    }
+    if matches!(fields.get(0), Some("CONNECT" | "DISCONNECT"))
+        && fields.get(3).is_some_and(|m| m.len() > MAX_MODEL)
+    {
+        return Some("model longer than 128 bytes");
+    }
     None
 }
+
+/// The longest callsign a report line may carry (longer lines are ignored).
+pub const MAX_CALLSIGN: usize = 16;
+/// The longest model a CONNECT or DISCONNECT line may carry.
+pub const MAX_MODEL: usize = 128;
 
 /// One line as fgtracker v2.4 (`fgt_read_V20151207.php`) judges it, in its order:
 ///

@@ -70,7 +70,8 @@ telemetry::fields! {
         pub connections => families::CONNECTIONS;
         /// Connections refused at accept (a cap).
         pub refused_cap => families::REFUSED["connection_cap"];
-        /// Identifications refused (source not listed, or a bad identification).
+        /// Connections from an unlisted source (closed at accept) and
+        /// identifications refused (a wrong or missing secret).
         pub refused_ident => families::REFUSED["not_allowed"];
         /// Messages acknowledged.
         pub messages => families::MESSAGES;
@@ -111,8 +112,21 @@ pub fn admit<'a>(
     }
 }
 
-/// The flight log report of one tracker line from relay `relay`.
-pub fn report(line: Line, relay: &str) -> Report {
+/// A report's time as recorded: within six hours before `now` and a minute after
+/// (issue 20, item 7: a flight dated in the future is never closed nor pruned; a
+/// relay's backlog after a long outage is the oldest an honest report gets).
+pub fn clamp_time(t: i64, now: i64) -> i64 {
+    t.clamp(now - 6 * 3600, now + 60)
+}
+
+/// The flight log report of one tracker line from relay `relay`, received at `now`.
+pub fn report(line: Line, relay: &str, now: i64) -> Report {
+    let mut line = line;
+    match &mut line {
+        Line::Connect { time, .. }
+        | Line::Disconnect { time, .. }
+        | Line::Position { time, .. } => *time = clamp_time(*time, now),
+    }
     match line {
         Line::Connect {
             callsign,
@@ -155,6 +169,8 @@ pub fn report(line: Line, relay: &str) -> Report {
 /// What the accept loops share.
 struct Shared {
     allowed: Vec<AllowedRelay>,
+    /// Refusals at accept: logged at warn once a second.
+    refusal_log: telemetry::LogGate,
     history: Option<History>,
     stats: Arc<TrackerStats>,
     /// Open connections, in total and per source.
@@ -180,6 +196,7 @@ impl TrackerServer {
         let stats = Arc::new(TrackerStats::default());
         let shared = Arc::new(Shared {
             allowed,
+            refusal_log: telemetry::LogGate::new(),
             history,
             stats: stats.clone(),
             open: ConnLimiter::new(MAX_CONNECTIONS, MAX_PER_IP),
@@ -207,6 +224,18 @@ async fn accept_loop(l: TcpListener, shared: Arc<Shared>, stop: Stop) -> Result<
             Some(_) = conns.join_next(), if !conns.is_empty() => continue,
             _ = stop.stopped() => break,
         };
+        // Only listed relays may hold a connection (issue 20, item 7: 256 idle
+        // strangers kept a listed relay out, each buffering until it identified).
+        let ip = peer.ip().to_canonical();
+        if !shared.allowed.iter().any(|r| r.net.contains(&ip)) {
+            shared.stats.refused_ident.fetch_add(1, Relaxed);
+            if shared.refusal_log.warn_at(udp::time::unix_secs() as u64) {
+                tracing::warn!(%peer, "tracker: connection from a source no [[tracker.relay]] lists, closed (at most one such line a second)");
+            } else {
+                tracing::debug!(%peer, "tracker: connection from an unlisted source closed");
+            }
+            continue;
+        }
         let slot = match shared.open.acquire(peer.ip()) {
             Ok(slot) => slot,
             Err(why) => {
@@ -289,7 +318,10 @@ async fn serve(mut sock: TcpStream, peer: SocketAddr, shared: &Shared, stop: &St
                     shared.stats.lines.fetch_add(lines.len() as u64, Relaxed);
                     if let (Some(h), Some(n)) = (&shared.history, &name) {
                         h.send(Input::Reports(
-                            lines.into_iter().map(|l| report(l, n)).collect(),
+                            lines
+                                .into_iter()
+                                .map(|l| report(l, n, udp::time::unix_secs()))
+                                .collect(),
                         ));
                     }
                 }
@@ -342,6 +374,14 @@ mod tests {
     }
 
     #[test]
+    fn report_times_are_clamped_near_now() {
+        let now = 1_796_155_200;
+        assert_eq!(clamp_time(now + 10, now), now + 10);
+        assert_eq!(clamp_time(now + 86_400 * 365, now), now + 60, "the future");
+        assert_eq!(clamp_time(0, now), now - 6 * 3600, "the distant past");
+    }
+
+    #[test]
     fn lines_become_reports_of_the_identified_relay() {
         let r = report(
             Line::Position {
@@ -356,6 +396,7 @@ mod tests {
                 time: 1_796_155_200,
             },
             "mpserver01",
+            1_796_155_210,
         );
         match r {
             Report::Position {
