@@ -30,6 +30,10 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// Pilot streams open at once.
     pub max_streams: usize,
+    /// Pilot streams open at once from one IPv4 address or IPv6 /64.
+    pub max_streams_per_ip: usize,
+    /// How long one pilot stream lasts; then it ends and the page reconnects.
+    pub stream_lifetime: Duration,
 }
 
 impl Default for Limits {
@@ -44,6 +48,8 @@ impl Default for Limits {
             max_header_bytes: 8192,
             max_request_bytes: 4096,
             max_streams: 64,
+            max_streams_per_ip: 2,
+            stream_lifetime: Duration::from_secs(1800),
         }
     }
 }
@@ -76,6 +82,12 @@ pub struct HttpSection {
     /// `/api/pilots/stream` connections open at once (then 503); each also counts
     /// against `max_connections`.
     pub max_streams: usize,
+    /// Pilot streams from one IPv4 address or IPv6 /64 (then 503): a few sources
+    /// cannot hold every stream (a page opens one).
+    pub max_streams_per_ip: usize,
+    /// Seconds one pilot stream lasts; then it ends and the page's EventSource
+    /// reconnects by itself (a held stream is exempt from the connection timeouts).
+    pub stream_lifetime: f64,
 }
 
 impl Default for HttpSection {
@@ -92,6 +104,8 @@ impl Default for HttpSection {
             max_header_bytes: d.max_header_bytes,
             max_request_bytes: d.max_request_bytes,
             max_streams: d.max_streams,
+            max_streams_per_ip: d.max_streams_per_ip,
+            stream_lifetime: d.stream_lifetime.as_secs_f64(),
         }
     }
 }
@@ -110,6 +124,7 @@ impl HttpSection {
             ("max_connections_per_ip", self.max_connections_per_ip, 1),
             ("max_header_bytes", self.max_header_bytes, 256),
             ("max_streams", self.max_streams, 1),
+            ("max_streams_per_ip", self.max_streams_per_ip, 1),
         ] {
             if v < min {
                 bail!("http.{key} must be at least {min}, got {v}");
@@ -131,6 +146,8 @@ impl HttpSection {
             max_header_bytes: self.max_header_bytes,
             max_request_bytes: self.max_request_bytes,
             max_streams: self.max_streams,
+            max_streams_per_ip: self.max_streams_per_ip,
+            stream_lifetime: secs(self.stream_lifetime, "stream_lifetime")?,
         })
     }
 }

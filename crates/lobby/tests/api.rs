@@ -273,3 +273,80 @@ fn listed_servers_get_the_names_they_answer_with() {
     fleet.stop();
     nat.stop();
 }
+
+#[test]
+fn streams_are_capped_per_source_end_after_their_lifetime_and_free_the_connection() {
+    // Issue 20, item 4: before, four sources could hold all 64 streams, a stream
+    // lived as long as its client read, and a kept-alive connection that had carried
+    // one stayed exempt from the idle timeout for ever.
+    let dir = std::env::temp_dir().join(format!("lobby-api-{}-streamcap", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("up.toml");
+    std::fs::write(
+        &cfg,
+        "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n[master]\nlisten = [\"127.0.0.1:0\"]\n\
+         [dns]\nlisten = []\n[sim]\ncount = 0\n[http]\nlisten = [\"127.0.0.1:0\"]\n\
+         idle_timeout = 1\nmax_streams = 8\nmax_streams_per_ip = 2\nstream_lifetime = 2\n",
+    )
+    .unwrap();
+    let up = Lobby::start(&["up", "--config", cfg.to_str().unwrap()], 3);
+    let http = up.addr("http", "tcp");
+    let (mut first, first_head) = open_stream(http);
+    assert!(first_head.starts_with("HTTP/1.1 200"), "{first_head}");
+    let (_second, head) = open_stream(http);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (_, third) = open_stream(http);
+    assert!(
+        third.starts_with("HTTP/1.1 503") && third.contains("from this address"),
+        "{third}"
+    );
+    // Another source still gets one.
+    let other = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    other
+        .bind(&SocketAddr::from(([127, 0, 0, 2], 0)).into())
+        .unwrap();
+    other.connect(&http.into()).unwrap();
+    let mut other: TcpStream = other.into();
+    other
+        .write_all(b"GET /api/pilots/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    other
+        .set_read_timeout(Some(Duration::from_secs(3)))
+        .unwrap();
+    let mut b = [0u8; 512];
+    let n = other.read(&mut b).unwrap();
+    assert!(
+        b[..n].starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&b[..n])
+    );
+
+    // The first stream ends after its 2 s (the chunked body's last chunk), and its
+    // kept-alive connection is then closed by the 1 s idle timer.
+    let t0 = Instant::now();
+    let mut text = first_head;
+    let mut ended = None;
+    let mut closed = None;
+    while t0.elapsed() < Duration::from_secs(8) && closed.is_none() {
+        let mut b = [0u8; 65536];
+        match first.read(&mut b) {
+            Ok(0) => closed = Some(t0.elapsed()),
+            Ok(n) => {
+                text.push_str(&String::from_utf8_lossy(&b[..n]));
+                if ended.is_none() && text.contains("\r\n0\r\n\r\n") {
+                    ended = Some(t0.elapsed());
+                }
+            }
+            Err(_) => {}
+        }
+    }
+    let ended = ended.unwrap_or_else(|| panic!("the stream never ended: {text}"));
+    assert!(ended < Duration::from_secs(4), "ended after {ended:?}");
+    let closed =
+        closed.unwrap_or_else(|| panic!("the connection stayed open after the stream: {text}"));
+    assert!(
+        closed - ended < Duration::from_secs(3),
+        "closed {:?} after the stream",
+        closed - ended
+    );
+}

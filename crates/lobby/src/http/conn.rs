@@ -133,13 +133,25 @@ impl HttpStats {
 pub struct Streaming(Arc<AtomicBool>);
 
 impl Streaming {
-    /// Marks the connection as streaming.
-    pub fn start(&self) {
+    /// Marks the connection as streaming until the guard is dropped (the stream's
+    /// body ends or is dropped): a kept-alive connection is then under the idle and
+    /// lifetime limits again (issue 20, item 4: the flag never reset).
+    pub fn start(&self) -> StreamingGuard {
         self.0.store(true, Ordering::Relaxed);
+        StreamingGuard(self.clone())
     }
 
     pub(crate) fn is_on(&self) -> bool {
         self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Ends a connection's streaming when dropped.
+pub struct StreamingGuard(Streaming);
+
+impl Drop for StreamingGuard {
+    fn drop(&mut self) {
+        (self.0).0.store(false, Ordering::Relaxed);
     }
 }
 

@@ -39,7 +39,12 @@ impl HttpServer {
         admin: Option<Arc<Admin>>,
     ) -> Result<HttpServer> {
         let stats = Arc::new(HttpStats::default());
-        let publisher = Publisher::new(sources.clone(), limits.max_streams);
+        let publisher = Publisher::new(
+            sources.clone(),
+            limits.max_streams,
+            limits.max_streams_per_ip,
+            limits.stream_lifetime,
+        );
         sup.spawn_task("http", publisher.clone().run(sup.stop().clone()));
         sup.spawn_task("http", crate::recorder::upkeep(sup.stop().clone()));
         let state = AppState {

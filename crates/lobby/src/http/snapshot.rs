@@ -13,7 +13,7 @@ use api::stream::Sent;
 use api::Clock;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-use tokio::sync::{broadcast, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::broadcast;
 
 /// Snapshots are taken at most this often.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_secs(1);
@@ -100,8 +100,9 @@ pub struct Publisher {
     /// building their own; holds what the stream last sent.
     building: tokio::sync::Mutex<Sent>,
     updates: broadcast::Sender<Arc<StreamUpdate>>,
-    streams: Arc<Semaphore>,
-    max_streams: usize,
+    streams: udp::ConnLimiter,
+    /// How long one stream lasts.
+    pub stream_lifetime: std::time::Duration,
 }
 
 /// The clock the API's times are read from: now, on both clocks.
@@ -113,15 +114,21 @@ pub fn wall_clock() -> Clock {
 }
 
 impl Publisher {
-    /// A publisher over `sources`, allowing `max_streams` pilot streams at once.
-    pub fn new(sources: Sources, max_streams: usize) -> Arc<Publisher> {
+    /// A publisher over `sources`, allowing `max_streams` pilot streams at once,
+    /// `per_ip` from one source, each lasting `lifetime`.
+    pub fn new(
+        sources: Sources,
+        max_streams: usize,
+        per_ip: usize,
+        lifetime: std::time::Duration,
+    ) -> Arc<Publisher> {
         Arc::new(Publisher {
             sources,
             latest: Mutex::new(Arc::new(Snapshot::empty())),
             building: tokio::sync::Mutex::new(Sent::default()),
             updates: broadcast::channel(STREAM_BACKLOG).0,
-            streams: Arc::new(Semaphore::new(max_streams)),
-            max_streams,
+            streams: udp::ConnLimiter::new(max_streams, per_ip),
+            stream_lifetime: lifetime,
         })
     }
 
@@ -130,20 +137,20 @@ impl Publisher {
         self.sources.relay.is_some()
     }
 
-    /// A place for one more pilot stream, with its subscription to the updates
-    /// (taken before the first snapshot is read, so no update between is missed);
-    /// `None` when every place is taken.
+    /// A place for one more pilot stream from `ip`, with its subscription to the
+    /// updates (taken before the first snapshot is read, so no update between is
+    /// missed); the cap reached otherwise.
     pub fn open_stream(
         &self,
-    ) -> Option<(OwnedSemaphorePermit, broadcast::Receiver<Arc<StreamUpdate>>)> {
-        let permit = self.streams.clone().try_acquire_owned().ok()?;
-        Some((permit, self.updates.subscribe()))
+        ip: std::net::IpAddr,
+    ) -> Result<(udp::Slot, broadcast::Receiver<Arc<StreamUpdate>>), udp::Refusal> {
+        let slot = self.streams.acquire(ip)?;
+        Ok((slot, self.updates.subscribe()))
     }
 
     /// Pilot streams open now.
     pub fn open_streams(&self) -> usize {
-        self.max_streams
-            .saturating_sub(self.streams.available_permits())
+        self.streams.open()
     }
 
     /// The latest snapshot, taken now if the last one is a second old or more.

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, OwnedSemaphorePermit};
+use tokio::sync::broadcast;
 
 /// How often an idle stream sends a comment line.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
@@ -75,22 +75,28 @@ pub async fn pilots(
 pub async fn pilots_stream(
     State(s): State<AppState>,
     conn: Option<Extension<Streaming>>,
+    peer: Option<Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
 ) -> Response {
     let p = &s.publisher;
     if !p.has_relay() {
         return not_running("relay");
     }
+    let ip = peer.map_or(std::net::Ipv4Addr::LOCALHOST.into(), |c| c.0 .0.ip());
     // Subscribed before the snapshot is read: no update between the two is missed.
-    let Some((permit, rx)) = p.open_stream() else {
-        return error(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many pilot streams open; retry later",
-        );
+    let (slot, rx) = match p.open_stream(ip) {
+        Ok(x) => x,
+        Err(why) => {
+            let what = match why {
+                udp::Refusal::Total => "too many pilot streams open; retry later",
+                udp::Refusal::PerSource => "too many pilot streams from this address; retry later",
+            };
+            return error(StatusCode::SERVICE_UNAVAILABLE, what);
+        }
     };
     let snap = p.current().await;
-    if let Some(Extension(c)) = conn {
-        c.start(); // a long response: the connection's idle and lifetime limits step aside
-    }
+    // A long response: the connection's idle and lifetime limits step aside until
+    // the stream ends.
+    let guard = conn.map(|Extension(c)| c.start());
     let first = Event::default()
         .event("snapshot")
         .id(snap.seq.to_string())
@@ -99,14 +105,21 @@ pub async fn pilots_stream(
         rx,
         last: snap.seq,
         first: Some(first),
-        _permit: permit,
+        ends: tokio::time::Instant::now() + p.stream_lifetime,
+        _slot: slot,
+        _streaming: guard,
     };
     let stream = futures_util::stream::unfold(state, |mut st| async move {
         if let Some(e) = st.first.take() {
             return Some((Ok::<_, Infallible>(e), st));
         }
         loop {
-            match st.rx.recv().await {
+            // At its end of life the stream ends; the page's EventSource reconnects.
+            let next = tokio::select! {
+                r = st.rx.recv() => r,
+                _ = tokio::time::sleep_until(st.ends) => return None,
+            };
+            match next {
                 Ok(u) if u.seq <= st.last => continue,
                 Ok(u) => {
                     st.last = u.seq;
@@ -131,5 +144,7 @@ struct StreamState {
     rx: broadcast::Receiver<Arc<StreamUpdate>>,
     last: u64,
     first: Option<Event>,
-    _permit: OwnedSemaphorePermit,
+    ends: tokio::time::Instant,
+    _slot: udp::Slot,
+    _streaming: Option<crate::http::conn::StreamingGuard>,
 }
