@@ -23,6 +23,25 @@ pub enum PingError {
     Receive(SocketAddr, std::io::Error),
 }
 
+impl PingError {
+    /// Whether this host failed, not the relay: no socket, no descriptor, no buffer
+    /// or memory (issue 20, item 3: a process out of descriptors published every
+    /// relay as down).
+    pub fn is_local(&self) -> bool {
+        let local = |e: &std::io::Error| {
+            matches!(
+                e.raw_os_error(),
+                Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+            )
+        };
+        match self {
+            PingError::Socket(_) => true,
+            PingError::Connect(_, e) | PingError::Send(_, e) | PingError::Receive(_, e) => local(e),
+            PingError::Timeout(..) | PingError::Refused(_) => false,
+        }
+    }
+}
+
 impl std::fmt::Display for PingError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -78,12 +78,18 @@ fn init_logging(verbose: u8) {
     };
     let mut filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    // hickory-server logs every DNS query at INFO, which floods the log of a public
-    // name server; the DNS part logs each query at debug instead. RUST_LOG naming
-    // hickory brings hickory's own lines back.
+    // hickory-server logs every DNS query at INFO, and every positive answer to a
+    // query with the DO bit at WARN ("unexpected lookup skip": the zone has no NSEC
+    // records to add), which floods the log of a public name server; the DNS part
+    // logs each query at debug instead. RUST_LOG naming hickory brings them back.
     if !std::env::var("RUST_LOG").is_ok_and(|v| v.contains("hickory")) {
-        if let Ok(d) = "hickory_server::server=warn".parse() {
-            filter = filter.add_directive(d);
+        for d in [
+            "hickory_server::server=warn",
+            "hickory_server::zone_handler::catalog=error",
+        ] {
+            if let Ok(d) = d.parse() {
+                filter = filter.add_directive(d);
+            }
         }
     }
     // Colours only on a terminal: a journal or a log file gets plain text.

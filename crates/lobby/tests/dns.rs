@@ -228,6 +228,29 @@ fn dig_sees_soa_ns_srv_txt_and_naptr_over_udp_and_tcp() {
             && xml.contains("<online type=\"bool\">false</online>"),
         "{xml}"
     );
+    // Issue 20, item 3: every positive answer to a query with the DO bit (as
+    // resolvers send) wrote a WARN line from the DNS library: one datagram, one line.
+    for _ in 0..5 {
+        let out = Command::new("dig")
+            .args([
+                format!("@{}", ns.ip()),
+                "-p".into(),
+                ns.port().to_string(),
+                "+dnssec".into(),
+                "+norecurse".into(),
+                "mp1.fg.test".into(),
+                "SRV".into(),
+            ])
+            .output()
+            .expect("dig");
+        assert!(out.status.success());
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let log = d.stderr();
+    assert!(
+        !log.contains("unexpected lookup skip"),
+        "a log line per answer:\n{log}"
+    );
 }
 
 fn srv_port(ns: SocketAddr, host: &str) -> Option<u16> {
@@ -1038,4 +1061,54 @@ fn a_relay_host_that_does_not_resolve_is_retried_and_counted() {
     );
     let srv = dig(ns, "_fgms._udp.fg.test", "SRV", false);
     assert_eq!(srv, vec!["10 20 0 mp9.does-not-exist.invalid."]);
+}
+
+#[test]
+fn a_process_out_of_descriptors_does_not_unpublish_its_relays() {
+    // Issue 20, item 3: with the descriptors taken (here by held DNS TCP
+    // connections), the prober could not open its socket and counted that as the
+    // relay's failure: every relay went down (port 0).
+    let dir = tmp("nofd");
+    let relay = Lobby::start(&["relay", "--listen", "127.0.0.1:0", "--telnet", "off"], 1);
+    let r = relay.addr("relay", "udp");
+    let conf = write_conf(
+        &dir,
+        &relay_entry("mp1", r.port(), "mpserver01", "Test", Some(r)),
+    );
+    let cmd = format!(
+        "ulimit -n 48 && exec {} dns --config {}",
+        env!("CARGO_BIN_EXE_lobby"),
+        conf.display()
+    );
+    let d = Lobby::start_cmd("sh", &["-c", &cmd], 2);
+    let (ns, tcp) = (d.addr("dns", "udp"), d.addr("dns", "tcp"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while srv_port(ns, "mp1") != Some(r.port()) {
+        assert!(Instant::now() < deadline, "the relay never came up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Take every descriptor the process has left, and keep them taken.
+    let mut held: Vec<std::net::TcpStream> = Vec::new();
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(3) {
+        held.retain(|s| s.peer_addr().is_ok());
+        while held.len() < 80 {
+            match std::net::TcpStream::connect_timeout(&tcp, Duration::from_millis(200)) {
+                Ok(s) => held.push(s),
+                Err(_) => break,
+            }
+        }
+        assert_eq!(
+            srv_port(ns, "mp1"),
+            Some(r.port()),
+            "unpublished after {:?}",
+            t0.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        d.stderr().contains("a local error"),
+        "the probes did fail here:\n{}",
+        d.stderr()
+    );
 }

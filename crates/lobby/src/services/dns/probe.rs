@@ -20,7 +20,9 @@ pub(super) struct Prober {
     pub(super) timeout: Duration,
 }
 
-/// Probes every relay at once; `(index, round trip)` for each.
+/// Probes every relay at once; `(index, round trip)` for each whose probe ran: one
+/// that failed here (no socket, no descriptor, no memory) says nothing of its relay
+/// and is left out, logged at warn at most once a second.
 pub(super) async fn probe_all(
     targets: Vec<(usize, Option<SocketAddr>)>,
     ping: &Arc<Ping>,
@@ -29,20 +31,31 @@ pub(super) async fn probe_all(
     // Concurrent in this one task (no task per probe): each waits on its own socket.
     let probes = targets.into_iter().map(|(i, addr)| async move {
         let Some(a) = addr else {
-            return (i, None);
+            return Some((i, None));
         };
         match ping_relay(ping, a, timeout).await {
             Ok(rtt) => {
                 metrics::histogram!(crate::recorder::DNS_PROBE_RTT).record(rtt.as_secs_f64());
-                (i, Some(rtt))
+                Some((i, Some(rtt)))
+            }
+            Err(e) if e.is_local() => {
+                static GATE: telemetry::LogGate = telemetry::LogGate::new();
+                if GATE.warn_at(udp::time::unix_secs() as u64) {
+                    tracing::warn!(error = %e, "relay probe not run: a local error, not the relay's (at most one such line a second)");
+                }
+                None
             }
             Err(e) => {
                 tracing::debug!(error = %e, "relay probe failed");
-                (i, None)
+                Some((i, None))
             }
         }
     });
-    futures_util::future::join_all(probes).await
+    futures_util::future::join_all(probes)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Serves what a round of probes changed and hands the owned records to the pusher.
