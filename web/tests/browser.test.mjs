@@ -71,6 +71,9 @@ sample_interval = 1
 
 [http]
 listen = ["127.0.0.1:0"]
+# Every page of the tests comes from 127.0.0.1, and a reloaded page's old stream may
+# not have closed yet: more than the default 2 streams per address.
+max_streams_per_ip = 16
 
 [dns]
 listen = ["127.0.0.1:0"]

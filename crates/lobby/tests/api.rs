@@ -350,3 +350,45 @@ fn streams_are_capped_per_source_end_after_their_lifetime_and_free_the_connectio
         closed - ended
     );
 }
+
+/// One raw request's whole response.
+fn raw(addr: SocketAddr, req: &str) -> String {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[test]
+fn the_page_is_sent_with_security_headers_and_a_validator() {
+    // Issue 20, item 9: no Content-Security-Policy, nosniff or frame-ancestors, and
+    // every load sent every byte again (no-cache without an ETag).
+    let up = start("page");
+    let http = up.addr("http", "tcp");
+    for path in ["/", "/app.js", "/app.css"] {
+        let r = raw(
+            http,
+            &format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        );
+        let head = r.split("\r\n\r\n").next().unwrap().to_lowercase();
+        assert!(head.starts_with("http/1.1 200"), "{head}");
+        assert!(
+            head.contains("content-security-policy: default-src 'self'")
+                && head.contains("frame-ancestors 'none'"),
+            "{head}"
+        );
+        assert!(head.contains("x-content-type-options: nosniff"), "{head}");
+        let etag = head
+            .lines()
+            .find_map(|l| l.strip_prefix("etag: "))
+            .unwrap_or_else(|| panic!("no etag: {head}"))
+            .to_string();
+        let again = raw(
+            http,
+            &format!("GET {path} HTTP/1.1\r\nHost: x\r\nIf-None-Match: {etag}\r\nConnection: close\r\n\r\n"),
+        );
+        assert!(again.starts_with("HTTP/1.1 304"), "{again}");
+    }
+}
