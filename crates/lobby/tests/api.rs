@@ -12,14 +12,23 @@ use std::time::{Duration, Instant};
 /// `lobby up` with a relay, a master and HTTP (no DNS, no simulated servers), with
 /// short HTTP idle and lifetime limits and one stream at most.
 fn start(tag: &str) -> Lobby {
+    start_with(
+        tag,
+        "idle_timeout = 1\nconnection_timeout = 2\nmax_streams = 1\n",
+    )
+}
+
+/// `lobby up` with a relay, a master and HTTP, `http` the rest of its `[http]` table.
+fn start_with(tag: &str, http: &str) -> Lobby {
     let dir = std::env::temp_dir().join(format!("lobby-api-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("up.toml");
     std::fs::write(
         &cfg,
-        "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n[master]\nlisten = [\"127.0.0.1:0\"]\n\
-         [dns]\nlisten = []\n[sim]\ncount = 0\n[http]\nlisten = [\"127.0.0.1:0\"]\n\
-         idle_timeout = 1\nconnection_timeout = 2\nmax_streams = 1\n",
+        format!(
+            "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n[master]\nlisten = [\"127.0.0.1:0\"]\n\
+             [dns]\nlisten = []\n[sim]\ncount = 0\n[http]\nlisten = [\"127.0.0.1:0\"]\n{http}"
+        ),
     )
     .unwrap();
     Lobby::start(&["up", "--config", cfg.to_str().unwrap()], 3)
@@ -279,17 +288,10 @@ fn streams_are_capped_per_source_end_after_their_lifetime_and_free_the_connectio
     // Issue 20, item 4: before, four sources could hold all 64 streams, a stream
     // lived as long as its client read, and a kept-alive connection that had carried
     // one stayed exempt from the idle timeout for ever.
-    let dir = std::env::temp_dir().join(format!("lobby-api-{}-streamcap", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("up.toml");
-    std::fs::write(
-        &cfg,
-        "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n[master]\nlisten = [\"127.0.0.1:0\"]\n\
-         [dns]\nlisten = []\n[sim]\ncount = 0\n[http]\nlisten = [\"127.0.0.1:0\"]\n\
-         idle_timeout = 1\nmax_streams = 8\nmax_streams_per_ip = 2\nstream_lifetime = 2\n",
-    )
-    .unwrap();
-    let up = Lobby::start(&["up", "--config", cfg.to_str().unwrap()], 3);
+    let up = start_with(
+        "streamcap",
+        "idle_timeout = 1\nmax_streams = 8\nmax_streams_per_ip = 2\nstream_lifetime = 2\n",
+    );
     let http = up.addr("http", "tcp");
     let (mut first, first_head) = open_stream(http);
     assert!(first_head.starts_with("HTTP/1.1 200"), "{first_head}");
