@@ -410,3 +410,30 @@ fn the_list_follows_servers_that_come_change_and_go() {
     list_until(http, master, "valve", &[], &[(&c, "cstrike")]);
     assert!(list(http, "nosuchgame").is_empty());
 }
+
+#[test]
+fn a_gamedir_or_map_longer_than_the_engines_is_refused() {
+    // Issue 20, item 9: info values were bounded only by the info string's 127 bytes
+    // per value; the engine's own names are under 64 (MAX_QPATH).
+    let m = start("longname", "", "");
+    let (master, http) = (m.addr("master", "udp"), m.addr("http", "tcp"));
+    let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let long = "g".repeat(100);
+    register(&s, master, &long);
+    let ok = UdpSocket::bind("127.0.0.1:0").unwrap();
+    ok.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let name63 = "v".repeat(63);
+    list_until(
+        http,
+        master,
+        &name63,
+        &[format!("ip {}", ok.local_addr().unwrap())],
+        &[(&ok, name63.as_str())],
+    );
+    let st: Value = serde_json::from_str(&http_get(http, "/stats").1).unwrap();
+    assert_eq!(st["master"]["servers_added"], 1, "{st}");
+    assert!(st["master"]["drop_bad_info"].as_u64() >= Some(1), "{st}");
+}

@@ -227,6 +227,10 @@ pub struct ServerAdd {
     pub nat: bool,
 }
 
+/// The longest `gamedir` or `map` a server may register, plus one (the engine's
+/// `MAX_QPATH`).
+pub const MAX_NAME: usize = 64;
+
 impl ServerAdd {
     /// Reads the keys xash3d-master reads; unknown keys are ignored, absent keys
     /// default to zero/empty, except `challenge`, which is required. Any malformed
@@ -263,8 +267,11 @@ impl ServerAdd {
                 b"players" => s.players = parse_num(v).ok_or_else(bad)?,
                 b"max" => s.max = parse_num(v).ok_or_else(bad)?,
                 b"bots" => s.bots = parse_num(v).ok_or_else(bad)?,
-                b"gamedir" => s.gamedir = v.to_vec(),
-                b"map" => s.map = v.to_vec(),
+                // The engine's own bound (MAX_QPATH, 64 with the NUL); longer ones
+                // would let each of 32,768 servers hold 60 KiB (issue 20, item 9).
+                b"gamedir" if v.len() < MAX_NAME => s.gamedir = v.to_vec(),
+                b"map" if v.len() < MAX_NAME => s.map = v.to_vec(),
+                b"gamedir" | b"map" => return Err(bad()),
                 b"type" => {
                     s.server_type = match v {
                         [c] => ServerType::from_letter(*c),
