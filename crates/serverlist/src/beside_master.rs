@@ -64,9 +64,8 @@ pub fn listed_kind(
     }
     let l = list?;
     let grace = lock(&l.options).grace;
-    let published = lock(&l.catalog).published(now, grace);
-    let p = published.iter().find(|p| p.addr == a)?;
-    Some(match p.directive {
+    let directive = lock(&l.catalog).publishes(a, now, grace)?;
+    Some(match directive {
         crate::masterlist::Directive::Gs => query::Kind::A2sInfo,
         crate::masterlist::Directive::Ip => query::Kind::Info,
     })
@@ -105,7 +104,9 @@ impl ListCache {
             Some(l) => {
                 let grace = lock(&l.options).grace;
                 let c = lock(&l.catalog);
-                (c.published(now, grace), c.gamedir_counts(now, grace))
+                let published = c.published(now, grace);
+                let counts = c.gamedir_counts(&published);
+                (published, counts)
             }
             None => Default::default(),
         };

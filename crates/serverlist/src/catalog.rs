@@ -402,6 +402,27 @@ impl Catalog {
     /// Entries never resolved are not published (the engine resolves names
     /// blocking; a name that never resolved would stall every client's menu).
     pub fn published(&self, now: i64, grace: i64) -> Vec<Published> {
+        let mut out: Vec<Published> = self.merged(now, grace).into_values().collect();
+        out.sort_by_cached_key(|p| (p.gamedir.clone(), p.addr.to_string(), p.directive));
+        out
+    }
+
+    /// How many lines [`Catalog::published`] has, without sorting them.
+    pub fn published_len(&self, now: i64, grace: i64) -> usize {
+        self.merged(now, grace).len()
+    }
+
+    /// Whether any list publishes `addr` at `now`, and as what (`ip` when any entry
+    /// at it says 49).
+    pub fn publishes(&self, addr: SocketAddr, now: i64, grace: i64) -> Option<Directive> {
+        self.entries
+            .values()
+            .filter(|e| e.resolved == Some(addr) && e.published(now, grace))
+            .filter_map(|e| e.directive)
+            .min()
+    }
+
+    fn merged(&self, now: i64, grace: i64) -> BTreeMap<(String, SocketAddr), Published> {
         let mut merged: BTreeMap<(String, SocketAddr), Published> = BTreeMap::new();
         for ((g, _), e) in &self.entries {
             let (Some(addr), Some(directive)) = (e.resolved, e.directive) else {
@@ -434,21 +455,19 @@ impl Catalog {
                 p.directive = Directive::Ip;
             }
         }
-        let mut out: Vec<Published> = merged.into_values().collect();
-        out.sort_by_cached_key(|p| (p.gamedir.clone(), p.addr.to_string(), p.directive));
-        out
+        merged
     }
 
-    /// Per gamedir in the sources: entries listed and addresses published
-    /// (`v1/gamedirs`).
-    pub fn gamedir_counts(&self, now: i64, grace: i64) -> BTreeMap<String, GamedirCount> {
+    /// Per gamedir in the sources: entries listed and, of `published` (what
+    /// [`Catalog::published`] gave), the addresses published (`v1/gamedirs`).
+    pub fn gamedir_counts(&self, published: &[Published]) -> BTreeMap<String, GamedirCount> {
         let mut out: BTreeMap<String, GamedirCount> = self
             .listed
             .iter()
             .filter(|(_, n)| **n > 0)
             .map(|(g, n)| (g.clone(), GamedirCount { total: *n, live: 0 }))
             .collect();
-        for p in self.published(now, grace) {
+        for p in published {
             if let Some(c) = out.get_mut(&p.gamedir) {
                 c.live += 1;
             }
@@ -654,7 +673,7 @@ mod tests {
             1,
             "only the forced one"
         );
-        let counts = c.gamedir_counts(t0 + GRACE + 1, GRACE);
+        let counts = c.gamedir_counts(&c.published(t0 + GRACE + 1, GRACE));
         assert_eq!(counts["valve"], GamedirCount { total: 3, live: 1 });
     }
 

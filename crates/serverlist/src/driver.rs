@@ -59,8 +59,6 @@ pub struct Shared {
     pub stats: crate::stats::ListStats,
     /// The options (replaced on reload).
     pub options: Mutex<Options>,
-    /// Host names that did not resolve at the last try.
-    pub unresolved: Mutex<Vec<String>>,
     /// Self-registrations, pending and admitted.
     pub registrations: Mutex<crate::registration::Registrations>,
     /// Wakes the prober (sources reloaded).
@@ -329,7 +327,7 @@ where
             let (entries, published) = {
                 let c = lock(&shared.catalog);
                 let grace = lock(&shared.options).grace;
-                (c.entries().count(), c.published(wall, grace).len())
+                (c.entries().count(), c.published_len(wall, grace))
             };
             crate::stats::ListStats::set(&shared.stats.entries, entries);
             crate::stats::ListStats::set(&shared.stats.published, published);
@@ -378,7 +376,6 @@ pub async fn resolve_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop: S) 
             tracing::warn!(names = ?failed, "source host names that do not resolve (the last good address, if any, is kept)");
         }
         crate::stats::ListStats::set(&shared.stats.unresolved, failed.len());
-        *lock(&shared.unresolved) = failed;
         let every = lock(&shared.options).resolve_every;
         tokio::select! {
             _ = &mut stop => return,

@@ -367,8 +367,8 @@ pub fn index_html(c: &Catalog, gamedirs: &[String], now: i64) -> String {
 pub fn write_tree(c: &Catalog, dir: &Path, now: i64, grace: i64) -> std::io::Result<Vec<String>> {
     let servers_dir = dir.join("v1").join("servers");
     std::fs::create_dir_all(&servers_dir)?;
-    let counts = c.gamedir_counts(now, grace);
     let published = c.published(now, grace);
+    let counts = c.gamedir_counts(&published);
     // Names that came from a state file could be anything: only game directory
     // names become file names.
     let gamedirs: Vec<String> = counts

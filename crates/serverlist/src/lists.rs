@@ -6,7 +6,7 @@
 use crate::catalog::{source, GamedirCount, Published};
 use crate::masterlist::Directive;
 use crate::publish::{gamedirs_body, servers_body};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -97,18 +97,18 @@ impl Lists {
         now: i64,
     ) -> Lists {
         let mut merged: BTreeMap<String, Vec<Published>> = BTreeMap::new();
-        let mut seen: HashSet<(&str, SocketAddr)> = HashSet::new();
+        // Where each published (gamedir, address) sits in `merged`, so a heartbeat
+        // server also curated is found at once (10,000 of each are common).
+        let mut seen: HashMap<(&str, SocketAddr), usize> = HashMap::new();
         for p in published {
-            seen.insert((p.gamedir.as_str(), p.addr));
-            merged.entry(p.gamedir.clone()).or_default().push(p.clone());
+            let v = merged.entry(p.gamedir.clone()).or_default();
+            seen.insert((p.gamedir.as_str(), p.addr), v.len());
+            v.push(p.clone());
         }
         let mut heartbeat_only: BTreeMap<&str, usize> = BTreeMap::new();
         for (g, a) in heartbeats {
-            if seen.contains(&(g.as_str(), *a)) {
-                if let Some(p) = merged
-                    .get_mut(g)
-                    .and_then(|v| v.iter_mut().find(|p| p.addr == *a))
-                {
+            if let Some(&i) = seen.get(&(g.as_str(), *a)) {
+                if let Some(p) = merged.get_mut(g).and_then(|v| v.get_mut(i)) {
                     p.sources |= source::HEARTBEAT;
                 }
                 continue;

@@ -354,9 +354,11 @@ fn curated_servers(
 ) {
     let grace = lock(&l.options).grace;
     let published = lock(&l.catalog).published(now, grace);
+    let at: std::collections::HashMap<std::net::SocketAddr, usize> =
+        list.iter().enumerate().map(|(i, (a, _))| (*a, i)).collect();
     for p in published {
         let names = serverlist::catalog::source::names(p.sources);
-        if let Some((_, s)) = list.iter_mut().find(|(a, _)| *a == p.addr) {
+        if let Some((_, s)) = at.get(&p.addr).and_then(|&i| list.get_mut(i)) {
             s.sources.extend(
                 names
                     .into_iter()

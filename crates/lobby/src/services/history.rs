@@ -207,12 +207,14 @@ impl History {
                     }
                 }
                 let fresh = at - every.as_secs() as i64;
+                let heard: std::collections::HashSet<std::net::SocketAddr> =
+                    samples.iter().map(|(a, _)| *a).collect();
                 let grace = lock(&list.options).grace;
                 for p in lock(&list.catalog).published(at, grace) {
                     let Some(a) = p.answer.filter(|a| a.at >= fresh) else {
                         continue;
                     };
-                    if samples.iter().any(|(addr, _)| *addr == p.addr) {
+                    if heard.contains(&p.addr) {
                         continue;
                     }
                     let s = ServerSample {
