@@ -26,6 +26,19 @@ pub mod reflector;
 pub use histogram::Histogram;
 pub use layout::Layout;
 
+/// Addresses a relay or master counts in one IPv4 /24 at most (its /24 holds 8
+/// sources' worth: `sansio::quota`).
+const ADDRESSES_PER_24: u32 = 8;
+
+/// The `k`-th loopback source address from `base`: [`ADDRESSES_PER_24`] consecutive
+/// addresses, then the next /24, so simulated clients never fill a /24's share.
+/// `k` wraps so the addresses stay within `base`'s /9.
+pub(crate) fn spread_v4(base: std::net::Ipv4Addr, k: u64) -> std::net::Ipv4Addr {
+    let k = (k % (1 << 18)) as u32;
+    let per = ADDRESSES_PER_24;
+    std::net::Ipv4Addr::from(u32::from(base) + (k / per) * 256 + k % per)
+}
+
 /// Locks, ignoring poison: a thread that panicked while holding one of these tables
 /// (members, outstanding scans) leaves it consistent, and the run goes on.
 fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {

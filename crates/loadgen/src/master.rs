@@ -55,16 +55,10 @@ pub struct MasterLoadArgs {
     pub json: bool,
 }
 
-/// The `i`-th loopback source address in 127.`base`.0.0/16.
+/// The `i`-th loopback source address from 127.`base`.0.1, eight per /24 (a
+/// master's /24 holds eight sources' worth of servers).
 fn source_ip(i: usize, base: u8) -> IpAddr {
-    // 127.<base>.x.y, skipping .0 and .255 host parts.
-    let n = i as u32;
-    IpAddr::V4(Ipv4Addr::new(
-        127,
-        base,
-        (n / 250) as u8,
-        (n % 250 + 1) as u8,
-    ))
+    IpAddr::V4(crate::spread_v4(Ipv4Addr::new(127, base, 0, 1), i as u64))
 }
 
 /// One address's share of a list's order-independent checksum (the wrapping sum).
@@ -241,7 +235,7 @@ async fn scan(a: &MasterLoadArgs) -> Result<ScanRun> {
     let pages = Arc::new(AtomicU64::new(0));
     let mut sockets = Vec::new();
     for c in 0..a.clients {
-        let s = Arc::new(UdpSocket::bind(SocketAddr::new(source_ip(c, 20), 0)).await?);
+        let s = Arc::new(UdpSocket::bind(SocketAddr::new(source_ip(c, 64), 0)).await?);
         sockets.push(s);
     }
     let receivers: Vec<_> = sockets

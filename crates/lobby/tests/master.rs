@@ -111,7 +111,8 @@ fn scan_until(
         }
         assert!(
             Instant::now() < deadline,
-            "never saw {what}; last list {s:?}"
+            "never saw {what}; last list {s:?} ({} entries)",
+            s.len()
         );
     }
 }
@@ -159,10 +160,11 @@ fn pages_and_nat_announce_over_udp() {
     let m = master(&["--page-size", "512", "--max-servers-per-source", "5"]);
     let master4 = v4(&m);
     let mut servers = Vec::new();
-    // 120 servers from 40 loopback addresses (127.0.9.x), 3 each.
+    // 120 servers from 40 loopback addresses (127.1.x.y, 8 per /24: a /24 holds
+    // eight sources' worth), 3 each.
     for i in 0..40 {
         for _ in 0..3 {
-            let s = sock(&format!("127.0.9.{}", i + 1));
+            let s = sock(&format!("127.1.{}.{}", i / 8, i % 8 + 1));
             assert!(register(&s, master4, INFO));
             servers.push(s);
         }
@@ -202,6 +204,26 @@ fn quotas_admit_exactly_n_per_source() {
     assert_eq!(list.len(), 4, "exactly 4, not 5");
     let (_, stats) = http_get(m.addr("http", "tcp"), "/stats");
     assert!(stats.contains("\"drop_quota_source\":2"), "{stats}");
+}
+
+#[test]
+fn one_ipv4_24_holds_eight_sources_worth_of_servers() {
+    // Issue 20, item 6. Before the fix each address of a /24 (and each of an IPv6
+    // /48's 65,536 /64s) had its own quota: all 12 below were listed.
+    let m = master(&["--max-servers-per-source", "1"]);
+    let socks: Vec<UdpSocket> = (1..=12)
+        .map(|h| sock(&format!("127.0.13.{h}")))
+        .chain([sock("127.0.14.1")])
+        .collect();
+    for s in &socks {
+        assert!(register(s, v4(&m), INFO));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let c = sock("127.0.0.1");
+    let (list, _) = scan(&c, v4(&m), SCAN);
+    assert_eq!(list.len(), 9, "8 from the /24, 1 from the next");
+    let (_, stats) = http_get(m.addr("http", "tcp"), "/stats");
+    assert!(stats.contains("\"drop_quota_network\":4"), "{stats}");
 }
 
 #[test]

@@ -250,7 +250,9 @@ fn garbage_admin_packets_neither_lock_the_admin_out_nor_disable_lockout() {
         "the admin is not locked out by datagrams it did not send"
     );
     for i in 0..4200u32 {
-        let s = UdpSocket::bind(format!("127.1.{}.{}:0", i / 250, i % 250 + 1)).unwrap();
+        // Eight sources per /24 (a /24 holds eight sources' worth of requests).
+        let (net, host) = (i / 8, i % 8 + 1);
+        let s = UdpSocket::bind(format!("127.{}.{}.{host}:0", 1 + net / 250, net % 250)).unwrap();
         s.send_to(&garbage_admin(i), to).unwrap();
     }
     let x = sock("127.0.70.1");

@@ -89,6 +89,32 @@ fn the_per_ip_cap_is_configurable() {
 }
 
 #[test]
+fn one_ipv4_24_holds_eight_sources_worth_of_pilots() {
+    // Issue 20, item 6. Before the fix every address of a /24 had its own share, so
+    // a /24 (or an IPv6 /48, with 65,536 /64s) could fill the whole table: all 12
+    // addresses below became pilots.
+    let r = relay(&["--max-pilots-per-ip", "1"]);
+    let udp = r.addr("relay", "udp");
+    let socks: Vec<UdpSocket> = (1..=12)
+        .map(|h| client_on(&format!("127.0.5.{h}")))
+        .collect();
+    for (i, s) in socks.iter().enumerate() {
+        s.send_to(&pos(&format!("N{i:02}"), BIKF, 100), udp)
+            .unwrap();
+    }
+    telnet_until(r.addr("relay", "telnet"), "8 pilots and 4 refusals", |t| {
+        telnet_stat(t, "per_network_limit") == 4 && t.contains("# 8 pilot(s) online")
+    });
+    // The next /24 is still welcome.
+    let other = client_on("127.0.6.1");
+    other.send_to(&pos("OTHER", BIKF, 100), udp).unwrap();
+    telnet_until(r.addr("relay", "telnet"), "9 pilots", |t| {
+        t.contains("# 9 pilot(s) online")
+    });
+    r.stop();
+}
+
+#[test]
 fn a_model_path_cannot_inject_lines_into_the_telnet_list() {
     let r = relay(&[]);
     let udp = r.addr("relay", "udp");
@@ -169,7 +195,8 @@ fn telnet_connections_are_capped_per_source_and_in_total() {
     let long_model = format!("Aircraft/{}", "m".repeat(85));
     let mut group = Vec::new(); // one address's sockets, open together so their ports differ
     for i in 0..N {
-        let ip = format!("127.3.{}.{}", i / 16 / 250, (i / 16) % 250 + 1);
+        // 16 pilots per address, 8 addresses per /24 (the defaults' shares).
+        let ip = format!("127.3.{}.{}", i / 16 / 8, (i / 16) % 8 + 1);
         let at = ecef(
             -60.0 + f64::from(i / 120) * 0.48,
             -180.0 + f64::from(i % 120) * 3.0,

@@ -352,6 +352,7 @@ impl Engine {
             Registered::Added => self.stats.inc(Counter::ServersAdded),
             Registered::Refreshed => self.stats.inc(Counter::ServersRefreshed),
             Registered::QuotaSource => self.reject(Counter::DropQuotaSource),
+            Registered::QuotaNetwork => self.reject(Counter::DropQuotaNetwork),
             Registered::QuotaGlobal => self.reject(Counter::DropQuotaGlobal),
         }
         self.stats.set(Counter::Servers, self.table.len() as u64);

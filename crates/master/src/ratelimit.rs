@@ -12,6 +12,7 @@
 //! less debt than the others: a throttled source stays throttled while sources that sent
 //! one request each come and go around it.
 
+use sansio::quota::{nets, Net};
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::net::IpAddr;
@@ -33,11 +34,26 @@ pub enum Verdict {
     Throttled,
 }
 
-/// 16 bytes per key: IPv4 as an IPv4-mapped IPv6 address (distinct from every /64 key).
-fn key_bytes(ip: IpAddr) -> [u8; 16] {
-    match source_key(ip) {
-        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
-        IpAddr::V6(v6) => v6.octets(),
+/// 16 bytes per key: a source's own network as itself (IPv4 as an IPv4-mapped IPv6
+/// address, distinct from every /64 key), a wider network tagged with its prefix
+/// length (IPv6: in the last byte, zero in every /64 key; IPv4: in the first byte,
+/// zero in every mapped address), so no two networks share a key.
+fn key_bytes(net: Net) -> [u8; 16] {
+    match net.addr {
+        IpAddr::V4(v4) => {
+            let mut b = v4.to_ipv6_mapped().octets();
+            if net.len < 32 {
+                b[0] = net.len;
+            }
+            b
+        }
+        IpAddr::V6(v6) => {
+            let mut b = v6.octets();
+            if net.len < 64 {
+                b[15] = net.len;
+            }
+            b
+        }
     }
 }
 
@@ -111,21 +127,28 @@ impl RateLimiter {
     }
 
     fn drained(&self, s: &Slot, now_ms: u64) -> f64 {
-        let e = now_ms.saturating_sub(s.last_ms) as f64 * self.per_ms;
+        self.drained_times(s, now_ms, 1)
+    }
+
+    /// What a slot owes at `now_ms`, draining `times` as fast as a source's (a wider
+    /// network's slot).
+    fn drained_times(&self, s: &Slot, now_ms: u64, times: usize) -> f64 {
+        let e = now_ms.saturating_sub(s.last_ms) as f64 * self.per_ms * times as f64;
         (f64::from(s.count) - e).max(0.0)
     }
 
-    /// The slot for `ip`: its own, else a free or the least indebted one of its set,
-    /// taken over (constant time).
-    fn slot(&mut self, ip: IpAddr, now_ms: u64) -> usize {
-        let key = key_bytes(ip);
+    /// The slot for `net`: its own, else a free or the least indebted one of its set
+    /// other than those in `held` (the same request's other networks), taken over
+    /// (constant time).
+    fn slot(&mut self, net: Net, now_ms: u64, held: &[(usize, f64)]) -> usize {
+        let key = key_bytes(net);
         let sets = sets_for(self.capacity);
         if self.slots.is_empty() {
             self.slots = vec![Slot::default(); sets * WAYS];
         }
         let set = (self.hasher.hash_one(key) as usize) & (sets - 1);
         let base = set * WAYS;
-        let mut victim = base;
+        let mut victim = usize::MAX;
         let mut victim_owes = f64::INFINITY;
         for i in base..base + WAYS {
             let s = &self.slots[i];
@@ -133,7 +156,12 @@ impl RateLimiter {
             if s.key == key {
                 return i;
             }
-            if owes < victim_owes || (owes == victim_owes && s.last_ms < self.slots[victim].last_ms)
+            if held.iter().any(|&(h, _)| h == i) {
+                continue;
+            }
+            if victim == usize::MAX
+                || owes < victim_owes
+                || (owes == victim_owes && s.last_ms < self.slots[victim].last_ms)
             {
                 victim = i;
                 victim_owes = owes;
@@ -156,33 +184,50 @@ impl RateLimiter {
     }
 
     /// Counts a request of `cost` units: allowed when it fits under the burst, or when
-    /// the source owes nothing.
+    /// the source owes nothing, and the same for each network around it, whose burst
+    /// and rate are their multiple of a source's ([`sansio::quota`]: IPv6 /56 and
+    /// /48, IPv4 /24). A refused request costs nothing.
     pub fn check_cost(&mut self, ip: IpAddr, now: Instant, cost: f64) -> Verdict {
         let now_ms = self.ms(now);
-        let i = self.slot(ip, now_ms);
-        let owes = self.drained(&self.slots[i], now_ms);
-        let allow = owes + cost <= self.burst || owes <= 0.0;
-        let s = &mut self.slots[i];
-        s.last_ms = now_ms;
+        let mut held = [(0usize, 0f64); 3];
+        let mut allow = true;
+        for (k, (net, times)) in nets(ip).enumerate() {
+            let i = self.slot(net, now_ms, &held[..k]);
+            let owes = self.drained_times(&self.slots[i], now_ms, times);
+            allow &= owes + cost <= self.burst * times as f64 || owes <= 0.0;
+            held[k] = (i, owes);
+        }
+        for &(i, owes) in held.iter().take(nets(ip).count()) {
+            let s = &mut self.slots[i];
+            s.last_ms = now_ms;
+            s.count = if allow { owes + cost } else { owes } as f32;
+        }
         if allow {
-            s.count = (owes + cost) as f32;
             Verdict::Allow
         } else {
-            s.count = owes as f32;
             Verdict::Throttled
         }
     }
 
-    /// Takes up to `want` whole units from `ip`'s allowance; returns how many it got.
+    /// Takes up to `want` whole units from `ip`'s allowance (and its networks'); returns
+    /// how many it got.
     pub fn take_up_to(&mut self, ip: IpAddr, now: Instant, want: u32) -> u32 {
         let now_ms = self.ms(now);
-        let i = self.slot(ip, now_ms);
-        let owes = self.drained(&self.slots[i], now_ms);
-        let room = (self.burst - owes).floor().max(0.0);
-        let got = f64::from(want).min(room);
-        let s = &mut self.slots[i];
-        s.last_ms = now_ms;
-        s.count = (owes + got) as f32;
+        let mut held = [(0usize, 0f64); 3];
+        let mut got = f64::from(want);
+        let n = nets(ip).count();
+        for (k, (net, times)) in nets(ip).enumerate() {
+            let i = self.slot(net, now_ms, &held[..k]);
+            let owes = self.drained_times(&self.slots[i], now_ms, times);
+            let room = (self.burst * times as f64 - owes).floor().max(0.0);
+            got = got.min(room);
+            held[k] = (i, owes);
+        }
+        for &(i, owes) in held.iter().take(n) {
+            let s = &mut self.slots[i];
+            s.last_ms = now_ms;
+            s.count = (owes + got) as f32;
+        }
         got as u32
     }
 
@@ -256,13 +301,41 @@ mod tests {
     }
 
     #[test]
+    fn a_48_gets_eight_sources_worth_however_many_64s_it_uses() {
+        // The bug: each of a /48's 65,536 /64s had its own burst.
+        let t0 = Instant::now();
+        let mut r = RateLimiter::new(2.0, Duration::from_secs(3600), 4096);
+        let allowed = (0..4096u32)
+            .filter(|i| {
+                let ip = IpAddr::V6(std::net::Ipv6Addr::new(
+                    0x2001, 0xdb8, 9, *i as u16, 0, 0, 0, 1,
+                ));
+                r.check(ip, t0) == Verdict::Allow
+            })
+            .count();
+        assert_eq!(allowed, 16, "a /48 holds 8 bursts of 2");
+        // A /24 likewise, and a network's budget refills 8 times as fast.
+        let allowed = (0..256u32)
+            .filter(|i| r.check(v4(0xc000_0200 + i), t0) == Verdict::Allow)
+            .count();
+        assert_eq!(allowed, 16);
+        let later = t0 + Duration::from_secs(3600 / 8);
+        assert_eq!(r.check(v4(0xc000_02f0), later), Verdict::Allow);
+        assert_eq!(
+            r.check("2001:db8:9:ff00::1".parse().unwrap(), later),
+            Verdict::Allow
+        );
+    }
+
+    #[test]
     fn a_full_table_evicts_instead_of_refusing_new_sources() {
         // The bug: with every slot held (a long decay), new sources were refused, and
         // each refusal rebuilt the map. Now they are answered, in constant time.
         let t0 = Instant::now();
         let mut r = RateLimiter::new(8.0, Duration::from_secs(3600), 16);
+        // One source per /24 (a /24 holds eight sources' worth).
         for i in 0..10_000 {
-            assert_eq!(r.check(v4(i), t0), Verdict::Allow, "source {i}");
+            assert_eq!(r.check(v4(i << 8), t0), Verdict::Allow, "source {i}");
         }
         assert_eq!(r.slots(), 16);
         assert!(r.evictions() >= 10_000 - 16);

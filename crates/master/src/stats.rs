@@ -169,6 +169,9 @@ telemetry::counters! {
     DropBadChallenge => "drop_bad_challenge", DATAGRAMS_DROPPED["bad_challenge"];
     /// Dropped: the source address has its quota of servers.
     DropQuotaSource => "drop_quota_source", DATAGRAMS_DROPPED["quota_source"];
+    /// Dropped: a network around the source (IPv6 /56 or /48, IPv4 /24) has its
+    /// multiple of the per-source quota.
+    DropQuotaNetwork => "drop_quota_network", DATAGRAMS_DROPPED["quota_network"];
     /// Dropped: the table is full.
     DropQuotaGlobal => "drop_quota_global", DATAGRAMS_DROPPED["quota_global"];
     /// Dropped: server info whose address family the master does not list.

@@ -1,7 +1,7 @@
 //! The server table: entries with expiry, exact per-source quotas, a global cap,
 //! and a cache of encoded list pages that lives until the table changes.
 
-use crate::ratelimit::source_key;
+use sansio::{Over, SourceQuota};
 use std::collections::{BTreeMap, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -106,6 +106,9 @@ pub enum Registered {
     Refreshed,
     /// The source already has its quota of servers.
     QuotaSource,
+    /// A network around the source (IPv6 /56 or /48, IPv4 /24) has its multiple of
+    /// the per-source quota ([`sansio::quota`]).
+    QuotaNetwork,
     /// The table is full.
     QuotaGlobal,
 }
@@ -200,7 +203,7 @@ const CACHE_ENTRIES: usize = 256;
 pub struct Table {
     // BTreeMap: a stable address order, so pages and "resume after" are deterministic.
     servers: BTreeMap<SocketAddr, Entry>,
-    per_source: HashMap<IpAddr, usize>,
+    per_source: SourceQuota,
     cache: HashMap<CacheKey, Arc<Selection>>,
     version: u64,
 }
@@ -234,7 +237,8 @@ impl Table {
     }
 
     /// Registers or refreshes `addr` at `now` until `expires`, enforcing the quotas
-    /// exactly: at most `per_source` servers per IPv4 address / IPv6 /64, `global` in
+    /// exactly: at most `per_source` servers per IPv4 address / IPv6 /64 (and its
+    /// multiples per IPv6 /56 and /48 and IPv4 /24: [`sansio::quota`]), `global` in
     /// all. A new entry is listed since `since` (`now`, or earlier for a server
     /// restored from the state file).
     #[allow(clippy::too_many_arguments)]
@@ -257,10 +261,11 @@ impl Table {
             }
             return Registered::Refreshed;
         }
-        let src = source_key(addr.ip());
-        let count = self.per_source.get(&src).copied().unwrap_or(0);
-        if count >= per_source {
-            return Registered::QuotaSource;
+        self.per_source.set_per_source(per_source);
+        match self.per_source.check(addr.ip()) {
+            Ok(()) => {}
+            Err(Over::Source) => return Registered::QuotaSource,
+            Err(Over::Network(_)) => return Registered::QuotaNetwork,
         }
         if self.servers.len() >= global {
             return Registered::QuotaGlobal;
@@ -274,7 +279,7 @@ impl Table {
                 heartbeat: now,
             },
         );
-        *self.per_source.entry(src).or_insert(0) += 1;
+        self.per_source.add(addr.ip());
         self.changed();
         Registered::Added
     }
@@ -284,13 +289,7 @@ impl Table {
         if self.servers.remove(addr).is_none() {
             return false;
         }
-        let src = source_key(addr.ip());
-        if let Some(c) = self.per_source.get_mut(&src) {
-            *c -= 1;
-            if *c == 0 {
-                self.per_source.remove(&src);
-            }
-        }
+        self.per_source.remove(addr.ip());
         self.changed();
         true
     }

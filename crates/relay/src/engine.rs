@@ -1,7 +1,7 @@
 //! The relay state machine: validation, the pilot table, who receives what,
 //! relay links (LazyRelay, hub), crossfeed, and expiry.
 
-use crate::config::{source_key, Config};
+use crate::config::Config;
 use crate::expiry::{Entry, ExpiryQueue};
 use crate::sessions::{EndReason, LocalPosition, SessionEvent, SessionLog};
 use crate::spatial::{Placement, SpatialIndex};
@@ -9,7 +9,7 @@ use crate::stats::{add, set, DropReason, Stats};
 use fgmp::header::RangeWord;
 use fgmp::message::{RoutingInfo, RANGE_OFFSET};
 use fgmp::{Callsign, Magic, MsgId};
-use sansio::Outbox;
+use sansio::{Outbox, Over, SourceQuota};
 use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -125,7 +125,7 @@ pub struct Engine {
     /// per socket), so its length is the number of local pilots.
     by_addr: HashMap<SocketAddr, u32>,
     /// Local pilots per source IPv4 address or IPv6 /64.
-    per_source: HashMap<IpAddr, u32>,
+    per_source: SourceQuota,
     index: SpatialIndex,
     expiry: ExpiryQueue,
     next_serial: u64,
@@ -157,7 +157,7 @@ impl Engine {
             free: Vec::new(),
             by_callsign: HashMap::new(),
             by_addr: HashMap::new(),
-            per_source: HashMap::new(),
+            per_source: SourceQuota::new(config.max_pilots_per_ip),
             index: SpatialIndex::new(),
             expiry: ExpiryQueue::new(),
             next_serial: 0,
@@ -222,6 +222,7 @@ impl Engine {
             .map(|a| old_cf.get(a).copied().unwrap_or_default())
             .collect();
         let expiry_changed = config.player_expiry != self.config.player_expiry;
+        self.per_source.set_per_source(config.max_pilots_per_ip);
         self.config = config;
         // Re-point remote pilots at the new relay indices; note those to drop.
         let mut stale = Vec::new();
@@ -461,10 +462,16 @@ impl Engine {
                 add(&self.stats.pilots_joined, 1);
                 return Some(id);
             }
-            let n = self.per_source.get(&source_key(from.ip())).copied();
-            if n.unwrap_or(0) as usize >= self.config.max_pilots_per_ip {
-                self.stats.count_drop(DropReason::PerIpLimit);
-                return None;
+            match self.per_source.check(from.ip()) {
+                Ok(()) => {}
+                Err(Over::Source) => {
+                    self.stats.count_drop(DropReason::PerIpLimit);
+                    return None;
+                }
+                Err(Over::Network(_)) => {
+                    self.stats.count_drop(DropReason::PerNetworkLimit);
+                    return None;
+                }
             }
         }
         if self.by_callsign.len() >= self.config.max_pilots {
@@ -501,7 +508,7 @@ impl Engine {
         self.by_callsign.insert(info.callsign, id);
         if origin == Origin::Local {
             self.by_addr.insert(from, id);
-            *self.per_source.entry(source_key(from.ip())).or_default() += 1;
+            self.per_source.add(from.ip());
             if let Some(log) = &mut self.sessions {
                 log.push(SessionEvent::Began {
                     callsign: info.callsign,
@@ -683,13 +690,7 @@ impl Engine {
                 if self.by_addr.get(&p.addr) == Some(&id) {
                     self.by_addr.remove(&p.addr);
                 }
-                let key = source_key(p.addr.ip());
-                if let Some(n) = self.per_source.get_mut(&key) {
-                    *n -= 1;
-                    if *n == 0 {
-                        self.per_source.remove(&key);
-                    }
-                }
+                self.per_source.remove(p.addr.ip());
             }
             self.index.remove(id, p.placement);
             self.free.push(id);

@@ -166,6 +166,9 @@ telemetry::counters! {
     /// A new callsign from a source IPv4 address or IPv6 /64 that already has
     /// `max_pilots_per_ip` local pilots.
     PerIpLimit => "per_ip_limit", DATAGRAMS_DROPPED["per_ip_limit"];
+    /// A new callsign from a network (IPv6 /56 or /48, IPv4 /24) whose sources
+    /// together hold their multiple of `max_pilots_per_ip` ([`sansio::quota`]).
+    PerNetworkLimit => "per_network_limit", DATAGRAMS_DROPPED["per_network_limit"];
     /// A client (`FGFS`) datagram from the address of a configured relay or
     /// crossfeed target (it would be sent their copies twice).
     PeerAddress => "peer_address", DATAGRAMS_DROPPED["peer_address"];
@@ -316,6 +319,6 @@ mod tests {
             assert_eq!(snap[29 + i], (r.name(), i as u64 + 1));
             assert_eq!(s.dropped(r), i as u64 + 1);
         }
-        assert_eq!(s.dropped_total(), (1..=19).sum::<u64>());
+        assert_eq!(s.dropped_total(), (1..=20).sum::<u64>());
     }
 }

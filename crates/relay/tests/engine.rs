@@ -732,14 +732,14 @@ fn a_silent_pilot_expires_among_a_thousand_steady_ones() {
     // 1,000 pilots join at 0 and keep sending; one joins at 5 and goes silent.
     let mut r = Rig::new(Config::default());
     for i in 0..1000u32 {
-        let from = format!("127.1.{}.{}:5000", i / 250, i % 250);
+        let from = format!("127.{}.{}.1:5000", 1 + i / 250, i % 250);
         r.send(&pos(&format!("S{i}"), BIKF, 10), &from, 0.0);
     }
     r.send(&pos("GONE", BIKF, 10), B, 5.0);
     let mut t = 1.0;
     while t <= 16.0 {
         for i in 0..1000u32 {
-            let from = format!("127.1.{}.{}:5000", i / 250, i % 250);
+            let from = format!("127.{}.{}.1:5000", 1 + i / 250, i % 250);
             r.send(&pos(&format!("S{i}"), BIKF, 10), &from, t);
         }
         r.e.handle_timeout(r.t0 + Duration::from_secs_f64(t), &mut r.out);

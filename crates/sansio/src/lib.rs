@@ -10,9 +10,11 @@
 
 pub mod net;
 mod outbox;
+pub mod quota;
 mod source;
 
 pub use outbox::{Outbox, PayloadId, Transmit};
+pub use quota::{Over, SourceQuota};
 pub use source::source_key;
 
 use std::net::SocketAddr;

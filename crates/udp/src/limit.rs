@@ -1,7 +1,7 @@
 //! [`ConnLimiter`]: the one cap on open connections per source and in total, used by
 //! every TCP listener (HTTP, telnet, tracker).
 
-use std::collections::HashMap;
+use sansio::SourceQuota;
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -10,17 +10,20 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub enum Refusal {
     /// Every place of the listener is taken.
     Total,
-    /// Its source (an IPv4 address or IPv6 /64, [`sansio::source_key`]) has its share.
+    /// Its source (an IPv4 address or IPv6 /64, [`sansio::source_key`]) has its
+    /// share, or a network around it (IPv6 /56 or /48, IPv4 /24) has its own
+    /// ([`sansio::quota`]).
     PerSource,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Open {
     total: usize,
-    per_source: HashMap<IpAddr, usize>,
+    per_source: SourceQuota,
 }
 
-/// Open connections, at most `max_total` in all and `max_per_source` per source.
+/// Open connections, at most `max_total` in all and `max_per_source` per source
+/// (and its multiples per wider network: [`sansio::quota`]).
 /// Cheap to clone (one shared table); a [`Slot`] gives its place back when dropped.
 #[derive(Debug, Clone)]
 pub struct ConnLimiter {
@@ -30,7 +33,6 @@ pub struct ConnLimiter {
 #[derive(Debug)]
 struct Inner {
     max_total: usize,
-    max_per_source: usize,
     open: Mutex<Open>,
 }
 
@@ -47,8 +49,10 @@ impl ConnLimiter {
         ConnLimiter {
             inner: Arc::new(Inner {
                 max_total,
-                max_per_source,
-                open: Mutex::new(Open::default()),
+                open: Mutex::new(Open {
+                    total: 0,
+                    per_source: SourceQuota::new(max_per_source),
+                }),
             }),
         }
     }
@@ -56,20 +60,17 @@ impl ConnLimiter {
     /// A place for one more connection from `ip`, or which cap is reached (the total
     /// is checked first).
     pub fn acquire(&self, ip: IpAddr) -> Result<Slot, Refusal> {
-        let source = sansio::source_key(ip);
         let mut open = self.inner.lock();
         if open.total >= self.inner.max_total {
             return Err(Refusal::Total);
         }
-        let n = open.per_source.entry(source).or_insert(0);
-        if *n >= self.inner.max_per_source {
+        if open.per_source.try_add(ip).is_err() {
             return Err(Refusal::PerSource);
         }
-        *n += 1;
         open.total += 1;
         Ok(Slot {
             inner: self.inner.clone(),
-            source,
+            source: ip,
         })
     }
 
@@ -80,7 +81,7 @@ impl ConnLimiter {
 
     /// Sources with a connection open now.
     pub fn sources(&self) -> usize {
-        self.inner.lock().per_source.len()
+        self.inner.lock().per_source.sources()
     }
 }
 
@@ -94,12 +95,7 @@ impl Drop for Slot {
     fn drop(&mut self) {
         let mut open = self.inner.lock();
         open.total -= 1;
-        if let Some(n) = open.per_source.get_mut(&self.source) {
-            *n -= 1;
-            if *n == 0 {
-                open.per_source.remove(&self.source);
-            }
-        }
+        open.per_source.remove(self.source);
     }
 }
 
@@ -138,6 +134,21 @@ mod tests {
             l.acquire(ip("::ffff:192.0.2.1")).unwrap_err(),
             Refusal::PerSource
         );
+    }
+
+    #[test]
+    fn one_ipv6_48_holds_eight_sources_worth() {
+        // 2 per /64; the /56 holds 8 and the /48 16, whatever the /64s.
+        let l = ConnLimiter::new(1000, 2);
+        let held: Vec<Slot> = (0..64u16)
+            .flat_map(|sub| (1..=2u16).map(move |h| (sub, h)))
+            .filter_map(|(sub, h)| {
+                l.acquire(IpAddr::from([0x2001, 0xdb8, 5, sub * 0x40, 0, 0, 0, h]))
+                    .ok()
+            })
+            .collect();
+        assert_eq!(held.len(), 16);
+        assert!(l.acquire(ip("2001:db8:6::1")).is_ok());
     }
 
     #[test]

@@ -111,9 +111,7 @@ fn spot(k: u64) -> [f64; 3] {
 /// loopback address per pilot on IPv4 loopback, otherwise `bind`), connected to `target`.
 fn open(bind: IpAddr, base: Ipv4Addr, k: u64, target: SocketAddr) -> std::io::Result<UdpSocket> {
     let ip = match bind {
-        IpAddr::V4(a) if a.is_loopback() => {
-            IpAddr::V4(Ipv4Addr::from(u32::from(base) + (k % (1 << 22)) as u32))
-        }
+        IpAddr::V4(a) if a.is_loopback() => IpAddr::V4(crate::spread_v4(base, k)),
         other => other,
     };
     let options = BindOptions {
@@ -282,5 +280,8 @@ mod tests {
         let b = open(bind, base, 1, target).unwrap().local_addr().unwrap();
         assert_eq!(a.ip(), IpAddr::V4(base));
         assert_eq!(b.ip().to_string(), "127.128.0.2");
+        // Eight addresses per /24 (its share is eight sources' worth), then the next.
+        let c = open(bind, base, 8, target).unwrap().local_addr().unwrap();
+        assert_eq!(c.ip().to_string(), "127.128.1.1");
     }
 }

@@ -84,7 +84,8 @@ pub struct FgArgs {
     /// Local IP for the pilot sockets [default: the loopback address of the target's
     /// family if the target is on loopback, otherwise the unspecified address]. On
     /// IPv4 loopback without `--bind` the pilots are spread over 127.0.0.0/8, 16 per
-    /// address, so they fit a relay's default `max_pilots_per_ip`; on ::1 or with
+    /// address and 8 addresses per /24, so they fit a relay's default
+    /// `max_pilots_per_ip` and its /24 share; on ::1 or with
     /// `--bind` they share one address (raise the relay's cap).
     #[arg(long, value_name = "IP")]
     pub bind: Option<IpAddr>,
@@ -275,12 +276,14 @@ fn bind_address(bind: Option<IpAddr>, target: SocketAddr) -> Result<IpAddr> {
 }
 
 /// The local address of pilot socket `i`: `bind`, or on IPv4 loopback when no
-/// `--bind` was given, 127.0.0.1 + i / 16 (16 pilots per address).
+/// `--bind` was given, 16 pilots per address from 127.0.0.1, eight addresses per /24
+/// (a relay's default shares per source and per /24).
 fn pilot_ip(bind: IpAddr, spread: bool, i: usize) -> IpAddr {
     match bind {
-        IpAddr::V4(a) if spread && a.is_loopback() => {
-            IpAddr::V4(Ipv4Addr::from(u32::from(a) + i as u32 / churn::PER_ADDRESS))
-        }
+        IpAddr::V4(a) if spread && a.is_loopback() => IpAddr::V4(crate::spread_v4(
+            a,
+            i as u64 / u64::from(churn::PER_ADDRESS),
+        )),
         other => other,
     }
 }
