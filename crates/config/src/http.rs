@@ -39,8 +39,8 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            max_connections: 512,
-            max_connections_per_ip: 16,
+            max_connections: 1024,
+            max_connections_per_ip: 6,
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(10),

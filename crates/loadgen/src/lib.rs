@@ -17,7 +17,6 @@ pub mod fg;
 pub mod fly;
 mod histogram;
 mod layout;
-mod limits;
 pub mod master;
 mod packet;
 mod procstat;

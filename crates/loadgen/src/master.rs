@@ -121,7 +121,7 @@ type Scans = Mutex<HashMap<u32, Outstanding>>;
 /// none was).
 pub async fn run(a: MasterLoadArgs) -> Result<ExitCode> {
     validate(&a)?;
-    crate::limits::raise_nofile();
+    udp::raise_nofile();
     let reg = register_all(&a).await?;
     // Let the last infos land before scanning.
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -6,9 +6,10 @@
 
 use ::query::cli as query;
 use ::query::master_admin;
+use adminctl as admin;
 use clap::{Parser, Subcommand};
 use loadgen::fly;
-use lobby::commands::{admin, load, serve, sim};
+use lobby::commands::{load, serve, sim};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -104,6 +105,10 @@ fn init_logging(verbose: u8) {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // Every connection is a descriptor: the caps ([http] max_connections and the
+    // others) are meant to bind before the process's soft limit (often 1,024) does.
+    let nofile = udp::raise_nofile();
+    tracing::debug!(nofile, "open-file limit");
     // Two async workers, whatever the machine: the hot paths (relay and master
     // datagrams) run on their own UDP worker threads (`udp_worker`, one or more per
     // socket), not on tokio. The async side (HTTP, DNS, telnet, the tracker, the

@@ -353,6 +353,43 @@ fn streams_are_capped_per_source_end_after_their_lifetime_and_free_the_connectio
     );
 }
 
+#[test]
+fn streams_are_never_closed_to_make_room_and_a_connection_past_the_cap_is_refused() {
+    // Issue 20, item 5: at the connection cap the longest-waiting connection makes
+    // room for a new one (tests/http.rs); a stream waits for nothing, so with every
+    // place held by streams the next connection is refused.
+    let up = start_with(
+        "capstreams",
+        "max_connections = 2\nstream_lifetime = 2\nidle_timeout = 1\n",
+    );
+    let http = up.addr("http", "tcp");
+    let (a, head) = open_stream(http);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (_b, head) = open_stream(http);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let refused = raw(http, "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n");
+    assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    // Once the streams end (2 s) and their connections idle out (1 s), places free.
+    drop(a);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let stats = loop {
+        let r = raw(
+            http,
+            "GET /stats HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
+        if r.starts_with("HTTP/1.1 200") {
+            break r;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never served after a stream closed: {r}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(stats.contains("\"evicted_waiting\":0"), "{stats}");
+    assert!(!stats.contains("\"refused_connection_cap\":0"), "{stats}");
+}
+
 /// One raw request's whole response.
 fn raw(addr: SocketAddr, req: &str) -> String {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();

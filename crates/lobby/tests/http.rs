@@ -194,8 +194,22 @@ fn a_connection_lives_at_most_connection_timeout() {
     assert!(counter(http, "connection_timeouts") >= 1);
 }
 
+/// A connection from `ip`.
+fn connect_from(ip: &str, addr: SocketAddr) -> TcpStream {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.bind(&format!("{ip}:0").parse::<SocketAddr>().unwrap().into())
+        .unwrap();
+    s.connect(&addr.into()).unwrap();
+    let s: TcpStream = s.into();
+    s.set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    s
+}
+
 #[test]
-fn the_connection_cap_refuses_the_next_and_serves_again_when_one_closes() {
+fn at_the_cap_the_longest_waiting_connection_makes_room() {
+    // Issue 20, item 5. Before the fix the third connection was refused (503) while
+    // two kept-alive connections sat idle.
     let m = start(
         "cap",
         "max_connections = 2\nidle_timeout = 60\nheader_read_timeout = 60",
@@ -207,39 +221,50 @@ fn the_connection_cap_refuses_the_next_and_serves_again_when_one_closes() {
     assert_eq!(get(&mut a, "/").0, 200);
     assert_eq!(get(&mut b, "/").0, 200);
     let mut c = connect(http);
-    let mut got = Vec::new();
-    let closed = closed_within(&mut c, Duration::from_secs(5), |_| {});
-    let _ = c.read_to_end(&mut got);
-    assert!(closed, "the third connection was served past the cap");
-    drop(a);
-    // The server sees the close and gives the place back.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut d = loop {
-        let mut d = connect(http);
-        if d.write_all(b"GET /stats HTTP/1.1\r\nHost: test\r\n\r\n")
-            .is_ok()
-        {
-            let mut head = [0u8; 12];
-            if d.read_exact(&mut head).is_ok() && &head[9..12] == b"200" {
-                break d;
-            }
+    assert_eq!(get(&mut c, "/stats").0, 200, "served at once");
+    assert!(
+        closed_within(&mut a, Duration::from_secs(5), |_| {}),
+        "a, the longest waiting, was closed for it"
+    );
+    assert_eq!(get(&mut c, "/").0, 200, "c is kept alive");
+    let (_, body) = get(&mut c, "/stats");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["http"]["evicted_waiting"], 1, "{v}");
+    assert_eq!(v["http"]["refused_connection_cap"], 0, "{v}");
+    assert_eq!(get(&mut b, "/").0, 200, "b, younger, still works");
+}
+
+#[test]
+fn half_sent_heads_from_many_sources_do_not_keep_a_fresh_client_out() {
+    // Issue 20, item 5: 1,000 half-sent requests from 100 addresses filled the cap and
+    // fresh clients got only 503s. Here 40 from 10 addresses fill a cap of 40 (4 per
+    // source, each source in its own /24); a fresh client is served at once.
+    let m = start(
+        "slowheads",
+        "max_connections = 40\nmax_connections_per_ip = 4\nidle_timeout = 60\nheader_read_timeout = 60",
+        "",
+    );
+    let http = m.addr("http", "tcp");
+    let mut slow: Vec<TcpStream> = Vec::new();
+    for src in 0..10 {
+        for _ in 0..4 {
+            let mut s = connect_from(&format!("127.0.{}.1", 20 + src), http);
+            s.write_all(b"GET /v1/gamedirs HTTP/1.1\r\nHo").unwrap();
+            slow.push(s);
         }
-        assert!(
-            Instant::now() < deadline,
-            "never served again after a close"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut rest = Vec::new();
-    let _ = d.read(&mut rest);
-    drop(d);
-    drop(c);
-    std::thread::sleep(Duration::from_millis(200));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while counter(http, "refused_connection_cap") < 1 {
-        assert!(Instant::now() < deadline);
     }
-    assert_eq!(get(&mut b, "/").0, 200, "the held connection still works");
+    std::thread::sleep(Duration::from_millis(300));
+    for i in 0..5 {
+        let mut fresh = connect_from(&format!("127.0.{}.1", 60 + i), http);
+        assert_eq!(get(&mut fresh, "/v1/gamedirs").0, 200, "fresh client {i}");
+    }
+    assert!(
+        closed_within(&mut slow[0], Duration::from_secs(2), |_| {}),
+        "the first half-sent request was closed"
+    );
+    // (each fresh client closes before the next: one made room for all five)
+    assert!(counter(http, "evicted_waiting") >= 1);
+    assert_eq!(counter(http, "refused_connection_cap"), 0);
 }
 
 #[test]

@@ -31,7 +31,7 @@ pub mod time;
 pub mod wake;
 
 pub use file::atomic_write;
-pub use limit::{ConnLimiter, Refusal, Slot};
+pub use limit::{raise_nofile, ConnLimiter, Place, Refusal, Slot, Waiting};
 pub use options::{bind, bind_tcp, enable_timestamps, set_realtime_priority, BindOptions};
 pub use recv::{Ready, RecvBatch, SLOT_SIZE};
 pub use send::{Destinations, SendBatch};

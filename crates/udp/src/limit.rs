@@ -1,8 +1,11 @@
 //! [`ConnLimiter`]: the one cap on open connections per source and in total, used by
-//! every TCP listener (HTTP, telnet, tracker).
+//! every TCP listener (HTTP, telnet, tracker); [`Waiting`]: the places a listener may
+//! take back at its cap (HTTP: connections waiting for a request head).
 
 use sansio::SourceQuota;
+use std::collections::BTreeMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Why a connection gets no place.
@@ -99,6 +102,125 @@ impl Drop for Slot {
     }
 }
 
+/// Raises the soft open-file limit to the hard limit (every connection and every
+/// simulated client has its own descriptor); returns the soft limit now in force.
+pub fn raise_nofile() -> u64 {
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed in.
+    unsafe {
+        let mut r: libc::rlimit = std::mem::zeroed();
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) != 0 {
+            return 1024;
+        }
+        if r.rlim_cur < r.rlim_max {
+            let want = libc::rlimit {
+                rlim_cur: r.rlim_max,
+                rlim_max: r.rlim_max,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &want) == 0 {
+                return want.rlim_cur;
+            }
+        }
+        r.rlim_cur
+    }
+}
+
+/// Connections waiting for something from their client (HTTP: the next request
+/// head), oldest first. At the connection cap the listener takes back the place of
+/// the one that has waited longest ([`Waiting::cut_oldest`]) for the new connection,
+/// so a crowd of slow or silent clients cannot keep fresh ones out. Holds at most
+/// one entry per open connection.
+#[derive(Clone, Default)]
+pub struct Waiting {
+    inner: Arc<Mutex<Queue>>,
+}
+
+#[derive(Default)]
+struct Queue {
+    next: u64,
+    by_age: BTreeMap<u64, Arc<Place>>,
+}
+
+/// One connection's place, which [`Waiting`] can take back while it waits.
+pub struct Place {
+    slot: Mutex<Option<Slot>>,
+    /// Told when the place is taken back (the connection then closes).
+    cut: Box<dyn Fn() + Send + Sync>,
+    /// Its position in the queue while it waits; 0 when it does not.
+    seq: AtomicU64,
+}
+
+impl Place {
+    /// A place holding `slot`; `cut` is called once if it is taken back.
+    pub fn new(slot: Slot, cut: impl Fn() + Send + Sync + 'static) -> Arc<Place> {
+        Arc::new(Place {
+            slot: Mutex::new(Some(slot)),
+            cut: Box::new(cut),
+            seq: AtomicU64::new(0),
+        })
+    }
+
+    /// Whether the place was taken back.
+    pub fn is_cut(&self) -> bool {
+        self.slot
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_none()
+    }
+}
+
+impl Waiting {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `p` starts waiting (again: its age starts now).
+    pub fn enter(&self, p: &Arc<Place>) {
+        let mut q = self.lock();
+        if p.is_cut() {
+            return;
+        }
+        let old = p.seq.load(Ordering::Relaxed);
+        if old != 0 {
+            q.by_age.remove(&old);
+        }
+        q.next += 1;
+        let seq = q.next;
+        p.seq.store(seq, Ordering::Relaxed);
+        q.by_age.insert(seq, p.clone());
+    }
+
+    /// `p` got what it waited for, or ended.
+    pub fn leave(&self, p: &Place) {
+        let mut q = self.lock();
+        let seq = p.seq.swap(0, Ordering::Relaxed);
+        if seq != 0 {
+            q.by_age.remove(&seq);
+        }
+    }
+
+    /// Takes back the place of the connection that has waited longest: its slot is
+    /// given back at once and it is told to close. False when none waits.
+    pub fn cut_oldest(&self) -> bool {
+        let Some((_, p)) = self.lock().by_age.pop_first() else {
+            return false;
+        };
+        p.seq.store(0, Ordering::Relaxed);
+        drop(p.slot.lock().unwrap_or_else(|e| e.into_inner()).take());
+        (p.cut)();
+        true
+    }
+
+    /// Connections waiting now.
+    pub fn len(&self) -> usize {
+        self.lock().by_age.len()
+    }
+
+    /// Whether none waits.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,6 +271,37 @@ mod tests {
             .collect();
         assert_eq!(held.len(), 16);
         assert!(l.acquire(ip("2001:db8:6::1")).is_ok());
+    }
+
+    #[test]
+    fn the_longest_waiting_place_is_taken_back_and_its_slot_freed_at_once() {
+        use std::sync::atomic::AtomicUsize;
+        let l = ConnLimiter::new(3, 3);
+        let w = Waiting::default();
+        let cuts = Arc::new(AtomicUsize::new(0));
+        let place = |ip: &str| {
+            let c = cuts.clone();
+            Place::new(l.acquire(super::tests::ip(ip)).unwrap(), move || {
+                c.fetch_add(1, Ordering::Relaxed);
+            })
+        };
+        let (a, b, c) = (place("192.0.2.1"), place("192.0.2.2"), place("192.0.2.3"));
+        w.enter(&a);
+        w.enter(&b);
+        w.enter(&c);
+        w.leave(&b); // b's head arrived: not a candidate
+        w.enter(&a); // a waits again: now younger than c
+        assert_eq!(l.acquire(ip("192.0.2.9")).unwrap_err(), Refusal::Total);
+        assert!(w.cut_oldest());
+        assert!(c.is_cut() && !a.is_cut() && !b.is_cut());
+        assert_eq!(cuts.load(Ordering::Relaxed), 1);
+        let _new = l.acquire(ip("192.0.2.9")).unwrap();
+        w.enter(&c); // a cut place never waits again
+        assert!(w.cut_oldest());
+        assert!(a.is_cut());
+        assert!(!w.cut_oldest(), "b does not wait");
+        w.leave(&b);
+        assert!(w.is_empty());
     }
 
     #[test]

@@ -336,7 +336,7 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
     let n = args.pilots as usize;
     let churn_args = args.churn_args();
     let extra = churn_args.sockets() + 16;
-    let limit = crate::limits::raise_nofile();
+    let limit = udp::raise_nofile();
     if ((n + extra) as u64) + 64 > limit {
         bail!(
             "{n} pilots and {extra} churn sockets need {} open files; the limit is {limit} (raise the hard limit, ulimit -Hn)",

@@ -9,7 +9,9 @@
 //! - a total lifetime per connection (`connection_timeout`, then a graceful close);
 //! - a connection cap shared by every listener of the server and a per-source cap
 //!   (per IPv4 address / IPv6 /64: [`udp::ConnLimiter`]), checked in the accept loop:
-//!   a connection past either is answered `503` and closed at once.
+//!   a connection past the per-source cap is answered `503` and closed at once; at
+//!   the total cap the connection that has waited longest for a request head is
+//!   closed for it ([`udp::Waiting`]), and only when none waits is it refused.
 //!
 //! Every refusal and every timeout is counted ([`HttpStats`], `/stats` → `http`).
 
@@ -32,7 +34,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
 use tokio_io_timeout::TimeoutStream;
 use tower::ServiceBuilder;
-use udp::{ConnLimiter, Refusal, Slot};
+use udp::{ConnLimiter, Place, Refusal, Waiting};
 
 /// The HTTP server's Prometheus families, in `/metrics` and docs order.
 pub mod families {
@@ -49,6 +51,10 @@ pub mod families {
         )
         .elsewhere();
         REQUESTS = Family::counter("lobby_http_requests_total", "HTTP requests answered.");
+        EVICTED = Family::counter(
+            "lobby_http_connections_evicted_total",
+            "HTTP connections closed while waiting for a request head, to make room for a new one at the connection cap.",
+        );
         REFUSED = Family::counter(
             "lobby_http_connections_refused_total",
             "HTTP connections refused at accept, by cap (connection_cap, per_ip_cap).",
@@ -88,6 +94,8 @@ telemetry::counters! {
     RefusedFull => "refused_connection_cap", REFUSED["connection_cap"];
     /// Refused at accept: its source has its share.
     RefusedPerIp => "refused_per_ip_cap", REFUSED["per_ip_cap"];
+    /// Closed while waiting for a request head, for a new connection at the cap.
+    Evicted => "evicted_waiting", EVICTED;
     /// The accept itself failed.
     AcceptErrors => "accept_errors", ACCEPT_ERRORS;
     /// The request head did not arrive in time.
@@ -172,6 +180,8 @@ pub struct Shared {
     pub stats: Arc<HttpStats>,
     /// Open connections, in total and per source.
     pub open: ConnLimiter,
+    /// Connections waiting for a request head, oldest first.
+    pub waiting: Waiting,
 }
 
 /// One request handler stack, cloned into every connection.
@@ -194,7 +204,12 @@ pub async fn accept_loop(
             Some(_) = conns.join_next(), if !conns.is_empty() => continue,
             _ = stop.stopped() => break,
         };
-        let slot = match shared.open.acquire(peer.ip()) {
+        let mut acquired = shared.open.acquire(peer.ip());
+        if acquired.as_ref().is_err_and(|r| *r == Refusal::Total) && shared.waiting.cut_oldest() {
+            shared.stats.count(Reason::Evicted);
+            acquired = shared.open.acquire(peer.ip());
+        }
+        let slot = match acquired {
             Ok(slot) => slot,
             Err(Refusal::Total) => {
                 refuse(tcp, peer, Reason::RefusedFull, &shared.stats);
@@ -206,10 +221,13 @@ pub async fn accept_loop(
             }
         };
         shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let cut = Arc::new(tokio::sync::Notify::new());
+        let told = cut.clone();
         let conn = Conn {
             peer,
             shared: shared.clone(),
-            _slot: slot,
+            place: Place::new(slot, move || told.notify_one()),
+            cut,
         };
         conns.spawn(conn.serve(tcp, handler.clone(), stop.clone()));
     }
@@ -234,11 +252,13 @@ fn refuse(tcp: TcpStream, peer: SocketAddr, why: Reason, stats: &HttpStats) {
     let _ = tcp.try_write(REFUSED_REPLY);
 }
 
-/// One accepted connection, holding its places under the caps until it ends.
+/// One accepted connection, holding its places under the caps until it ends (or
+/// until its place is taken back while it waits for a request head: `cut`).
 struct Conn {
     peer: SocketAddr,
     shared: Arc<Shared>,
-    _slot: Slot,
+    place: Arc<Place>,
+    cut: Arc<tokio::sync::Notify>,
 }
 
 impl Conn {
@@ -259,10 +279,23 @@ impl Conn {
         });
         let flag = streaming.clone();
         let peer = self.peer;
+        // Waiting for a head from the start and again once a response is made (but
+        // not while streaming: streams have caps of their own).
+        let waiting = &self.shared.waiting;
+        waiting.enter(&self.place);
+        let (w, p) = (waiting.clone(), self.place.clone());
+        let (w2, p2, flag2) = (waiting.clone(), self.place.clone(), streaming.clone());
         let handler = ServiceBuilder::new()
             .map_request(move |mut r: hyper::Request<hyper::body::Incoming>| {
+                w.leave(&p);
                 r.extensions_mut().insert(flag.clone());
                 r.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                r
+            })
+            .map_response(move |r: Response| {
+                if !flag2.is_on() {
+                    w2.enter(&p2);
+                }
                 r
             })
             .service(handler);
@@ -292,8 +325,10 @@ impl Conn {
                     break (Ok(()), Some(Reason::ConnectionTimeout), true);
                 }
                 _ = stop.stopped() => break (Ok(()), None, true),
+                _ = self.cut.notified() => break (Ok(()), Some(Reason::Evicted), false),
             }
         };
+        waiting.leave(&self.place);
         let result = if close {
             // Finish the response in flight (if any), then close.
             conn.as_mut().graceful_shutdown();
@@ -308,7 +343,9 @@ impl Conn {
         // closed it: the idle timer's own flag tells the two apart.
         let ended = ended.or(idle.load(Ordering::Relaxed).then_some(Reason::IdleTimeout));
         if let Some(why) = ended {
-            stats.count(why);
+            if why != Reason::Evicted {
+                stats.count(why); // (an eviction is counted where it is decided)
+            }
             tracing::debug!(peer = %self.peer, reason = why.name(), "HTTP connection closed");
         }
         if let (Err(e), None) = (&result, ended) {

@@ -60,6 +60,7 @@ impl HttpServer {
             limits,
             stats,
             open: ConnLimiter::new(limits.max_connections, limits.max_connections_per_ip),
+            waiting: udp::Waiting::default(),
         });
         let mut addrs = Vec::new();
         for &a in listen {

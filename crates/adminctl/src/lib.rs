@@ -1,4 +1,4 @@
-//! `lobby admin`: fgms's admin CLI as a client of the admin API (`http::admin`):
+//! `lobby admin`: fgms's admin CLI as a client of lobby's admin API (`lobby::http::admin`):
 //! `show TOPIC`, `blacklist|relay|crossfeed add|delete ENTRY`, and `new-token NAME`
 //! to make a line for the tokens file. Every wait has a timeout.
 //!
