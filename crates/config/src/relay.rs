@@ -45,6 +45,11 @@ pub struct RelaySection {
     pub max_pilots: usize,
     /// Most local pilots per source IPv4 address or IPv6 /64.
     pub max_pilots_per_ip: usize,
+    /// Most pilots arriving over one relay link.
+    pub max_pilots_per_relay: usize,
+    /// Bytes sent to a local pilot per byte received from it (the bound on what a
+    /// spoofed source can make the relay send).
+    pub reply_ratio: u32,
     /// Receive threads per listen address (SO_REUSEPORT); 0 = one per CPU core.
     pub workers: usize,
     /// SCHED_FIFO priority (1-99) for the UDP workers; 0 = normal scheduling.
@@ -87,6 +92,8 @@ impl Default for RelaySection {
             blacklist: vec![],
             max_pilots: d.max_pilots,
             max_pilots_per_ip: d.max_pilots_per_ip,
+            max_pilots_per_relay: d.max_pilots_per_relay,
+            reply_ratio: d.reply_ratio,
             workers: 0,
             realtime_priority: 0,
             tracker: String::new(),
@@ -140,6 +147,12 @@ impl RelaySection {
         if self.max_pilots_per_ip == 0 {
             bail!("relay.max_pilots_per_ip must be at least 1");
         }
+        if self.max_pilots_per_relay == 0 {
+            bail!("relay.max_pilots_per_relay must be at least 1");
+        }
+        if self.reply_ratio == 0 {
+            bail!("relay.reply_ratio must be at least 1");
+        }
         Ok(relay::Config {
             name: self.name.clone(),
             out_of_reach_nm: self.out_of_reach,
@@ -161,6 +174,8 @@ impl RelaySection {
                 .collect::<Result<_>>()?,
             max_pilots: self.max_pilots,
             max_pilots_per_ip: self.max_pilots_per_ip,
+            max_pilots_per_relay: self.max_pilots_per_relay,
+            reply_ratio: self.reply_ratio,
         })
     }
 

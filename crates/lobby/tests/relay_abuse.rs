@@ -115,6 +115,77 @@ fn one_ipv4_24_holds_eight_sources_worth_of_pilots() {
 }
 
 #[test]
+fn a_source_that_sent_once_gets_at_most_reply_ratio_times_what_it_sent() {
+    // Issue 20, item 2: a spoofed first position (one datagram, never followed)
+    // made the relay send its victim every in-range pilot's datagrams until it
+    // expired. Now a local pilot is sent at most `reply_ratio` (512) bytes per byte
+    // it sent; a real pilot, which keeps sending, gets everything.
+    let r = relay(&[]);
+    let udp = r.addr("relay", "udp");
+    let victim = client_on("127.0.7.1");
+    let real = client_on("127.0.8.1");
+    let dv = pos("VICTIM", north(BIKF, 1.0), 100);
+    let dr = pos("REAL", north(BIKF, 2.0), 100);
+    let senders: Vec<(UdpSocket, Vec<u8>)> = (0..20)
+        .map(|i| {
+            let s = client_on(&format!("127.0.10.{}", 1 + i / 10));
+            (
+                s,
+                pos(&format!("S{i:02}"), north(BIKF, 0.1 * f64::from(i)), 100),
+            )
+        })
+        .collect();
+    for (s, d) in &senders {
+        s.send_to(d, udp).unwrap();
+    }
+    send_until_seen(&real, &dr, udp, &senders[0].0, "REAL");
+    victim.send_to(&dv, udp).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let count = |s: UdpSocket| {
+        std::thread::spawn(move || {
+            let mut n = 0usize;
+            let mut buf = [0u8; 2048];
+            let mut quiet = Instant::now();
+            while quiet.elapsed() < Duration::from_millis(800) {
+                if let Ok((_, _)) = s.recv_from(&mut buf) {
+                    if callsign_of(&buf).starts_with('S') {
+                        n += 1;
+                    }
+                    quiet = Instant::now();
+                }
+            }
+            n
+        })
+    };
+    let (to_victim, to_real) = (count(victim), count(real.try_clone().unwrap()));
+    const ROUNDS: usize = 60;
+    for _ in 0..ROUNDS {
+        for (s, d) in &senders {
+            s.send_to(d, udp).unwrap();
+        }
+        real.send_to(&dr, udp).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let (got_victim, got_real) = (to_victim.join().unwrap(), to_real.join().unwrap());
+    let sent = ROUNDS * senders.len();
+    let budget = dv.len() * 512 / senders[0].1.len();
+    assert!(
+        got_real >= sent * 98 / 100,
+        "the real pilot got {got_real} of {sent}"
+    );
+    assert!(
+        got_victim <= budget + 1,
+        "the one-shot source got {got_victim} copies, its budget is {budget} of {sent}"
+    );
+    let t = telnet(r.addr("relay", "telnet"));
+    assert!(
+        telnet_stat(&t, "copies_withheld") as usize >= sent - budget - 1,
+        "{t}"
+    );
+    r.stop();
+}
+
+#[test]
 fn a_model_path_cannot_inject_lines_into_the_telnet_list() {
     let r = relay(&[]);
     let udp = r.addr("relay", "udp");

@@ -41,6 +41,12 @@ pub struct Config {
     pub max_pilots: usize,
     /// Most local pilots per source IPv4 address or IPv6 /64 (see [`source_key`]).
     pub max_pilots_per_ip: usize,
+    /// Most pilots arriving over one relay link.
+    pub max_pilots_per_relay: usize,
+    /// Bytes the relay sends a local pilot per byte it received from it: the bound
+    /// on what a spoofed source can make the relay send its victim (see
+    /// [`crate::engine`]'s reply budget).
+    pub reply_ratio: u32,
 }
 
 impl Default for Config {
@@ -58,6 +64,8 @@ impl Default for Config {
             lazy_relay_interval: Duration::from_secs(2),
             max_pilots: 50_000,
             max_pilots_per_ip: 16,
+            max_pilots_per_relay: 5_000,
+            reply_ratio: 512,
         }
     }
 }

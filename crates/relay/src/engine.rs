@@ -46,7 +46,22 @@ struct Pilot {
     last_lazy_relay: Option<Instant>,
     /// Unique per admitted pilot: tells its expiry entry from a stale one.
     serial: u64,
+    /// Bytes the relay may still send this (local) pilot: each datagram it sends
+    /// adds `reply_ratio` times its length, up to [`REPLY_CREDIT_INPUT`] datagrams'
+    /// worth; each copy sent takes its length ([`Engine::forward`]).
+    credit: u64,
 }
+
+/// A pilot's reply credit after it sent `len` bytes: `ratio` bytes more per byte,
+/// capped (see [`REPLY_CREDIT_INPUT`]).
+fn earn(credit: u64, len: usize, ratio: u32) -> u64 {
+    let ratio = u64::from(ratio);
+    (credit + len as u64 * ratio).min(REPLY_CREDIT_INPUT * ratio)
+}
+
+/// A pilot's reply credit holds at most `reply_ratio` times this many bytes of its
+/// own (about a second of a busy client's traffic).
+pub const REPLY_CREDIT_INPUT: u64 = 16 * 1024;
 
 /// A read-only view of one pilot, for the telnet list and the HTTP API.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,8 +139,10 @@ pub struct Engine {
     /// Local pilots by source address: one per address (a client sends one callsign
     /// per socket), so its length is the number of local pilots.
     by_addr: HashMap<SocketAddr, u32>,
-    /// Local pilots per source IPv4 address or IPv6 /64.
+    /// Local pilots per source IPv4 address or IPv6 /64, and per wider network.
     per_source: SourceQuota,
+    /// Pilots per relay link (by link index, as `config.relays`).
+    relay_pilots: Vec<usize>,
     index: SpatialIndex,
     expiry: ExpiryQueue,
     next_serial: u64,
@@ -158,6 +175,7 @@ impl Engine {
             by_callsign: HashMap::new(),
             by_addr: HashMap::new(),
             per_source: SourceQuota::new(config.max_pilots_per_ip),
+            relay_pilots: Vec::new(),
             index: SpatialIndex::new(),
             expiry: ExpiryQueue::new(),
             next_serial: 0,
@@ -248,8 +266,14 @@ impl Engine {
                 stale.push(i as u32);
             }
         }
+        self.relay_pilots = vec![0; self.config.relays.len()];
         for id in stale {
             self.remove(id, EndReason::Removed);
+        }
+        for p in self.slots.iter().flatten() {
+            if let Origin::Relay(k) = p.origin {
+                self.relay_pilots[k] += 1;
+            }
         }
         if expiry_changed {
             // Deadlines were filed with the old period: file every pilot again.
@@ -391,6 +415,7 @@ impl Engine {
                 return None;
             }
             p.last_seen = now;
+            p.credit = earn(p.credit, datagram.len(), self.config.reply_ratio);
             if let Some(pos) = info.position {
                 p.pos = pos;
                 p.range_nm = resolve(Some(p.range_nm), &self.config);
@@ -450,6 +475,7 @@ impl Engine {
                 p.last_seen = now;
                 p.joined = now;
                 p.last_lazy_relay = None;
+                p.credit = earn(p.credit, datagram.len(), self.config.reply_ratio);
                 if let Some(log) = &mut self.sessions {
                     log.push(SessionEvent::Began {
                         callsign: p.callsign,
@@ -474,6 +500,12 @@ impl Engine {
                 }
             }
         }
+        if let Origin::Relay(k) = origin {
+            if self.relay_pilots.get(k).copied().unwrap_or(0) >= self.config.max_pilots_per_relay {
+                self.stats.count_drop(DropReason::PerRelayLimit);
+                return None;
+            }
+        }
         if self.by_callsign.len() >= self.config.max_pilots {
             self.stats.count_drop(DropReason::TableFull);
             return None;
@@ -494,6 +526,7 @@ impl Engine {
             joined: now,
             last_lazy_relay: None,
             serial,
+            credit: earn(0, datagram.len(), self.config.reply_ratio),
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -506,6 +539,11 @@ impl Engine {
             }
         };
         self.by_callsign.insert(info.callsign, id);
+        if let Origin::Relay(k) = origin {
+            if let Some(n) = self.relay_pilots.get_mut(k) {
+                *n += 1;
+            }
+        }
         if origin == Origin::Local {
             self.by_addr.insert(from, id);
             self.per_source.add(from.ip());
@@ -548,11 +586,12 @@ impl Engine {
         self.relay_wants.iter_mut().for_each(|w| *w = false);
         let mut to_clients = None;
         let mut n_clients = 0;
+        let mut withheld = 0u64;
         for &id in &self.candidates {
             if id == sender {
                 continue;
             }
-            let Some(r) = self.slots[id as usize].as_ref() else {
+            let Some(r) = self.slots[id as usize].as_mut() else {
                 continue;
             };
             // Squared ECEF distance in metres against the receiver's range: no sqrt.
@@ -569,7 +608,9 @@ impl Engine {
                 // Never back to the source address (a relay matched by IP alone may
                 // send from the socket of a local pilot).
                 Origin::Local if r.addr == from => {}
+                Origin::Local if r.credit < datagram.len() as u64 => withheld += 1,
                 Origin::Local => {
+                    r.credit -= datagram.len() as u64;
                     let pl = *to_clients.get_or_insert_with(|| {
                         let pl = out.payload(datagram);
                         client_form(out.payload_mut(pl), info.range_word);
@@ -587,6 +628,9 @@ impl Engine {
             }
         }
         self.count_out(datagram.len(), n_clients);
+        if withheld > 0 {
+            add(&self.stats.copies_withheld, withheld);
+        }
         // Relays: local senders always, relay traffic only in hub mode, never back.
         if self.config.relays.is_empty() || (origin != Origin::Local && !self.config.hub) {
             return;
@@ -678,6 +722,11 @@ impl Engine {
     fn remove(&mut self, id: u32, why: EndReason) {
         if let Some(p) = self.slots.get_mut(id as usize).and_then(Option::take) {
             self.by_callsign.remove(&p.callsign);
+            if let Origin::Relay(k) = p.origin {
+                if let Some(n) = self.relay_pilots.get_mut(k) {
+                    *n = n.saturating_sub(1);
+                }
+            }
             if p.origin == Origin::Local {
                 if let Some(log) = &mut self.sessions {
                     log.push(SessionEvent::Ended {

@@ -110,6 +110,10 @@ pub mod families {
             "lobby_relay_session_events_dropped_total",
             "Pilot session events (for the tracker and the flight log) dropped because their reader fell behind.",
         );
+        COPIES_WITHHELD = Family::counter(
+            "lobby_relay_copies_withheld_total",
+            "Copies not sent to a local pilot that had used its reply budget (reply_ratio bytes per byte it sent).",
+        );
         DATAGRAMS_DROPPED = Family::counter(
             "lobby_relay_datagrams_dropped_total",
             "Datagrams the relay dropped, by reason.",
@@ -169,6 +173,8 @@ telemetry::counters! {
     /// A new callsign from a network (IPv6 /56 or /48, IPv4 /24) whose sources
     /// together hold their multiple of `max_pilots_per_ip` ([`sansio::quota`]).
     PerNetworkLimit => "per_network_limit", DATAGRAMS_DROPPED["per_network_limit"];
+    /// A new pilot over a relay link that already carries `max_pilots_per_relay`.
+    PerRelayLimit => "per_relay_limit", DATAGRAMS_DROPPED["per_relay_limit"];
     /// A client (`FGFS`) datagram from the address of a configured relay or
     /// crossfeed target (it would be sent their copies twice).
     PeerAddress => "peer_address", DATAGRAMS_DROPPED["peer_address"];
@@ -259,6 +265,8 @@ telemetry::fields! {
         pub tracker_backlog => TRACKER_BACKLOG_MESSAGES;
         /// 1 while the tracker has identified the relay (gauge).
         pub tracker_connected => TRACKER_CONNECTED;
+        /// Copies not sent to a local pilot that had used its reply budget.
+        pub copies_withheld => COPIES_WITHHELD;
     }
     tail drops: Drops;
 }
@@ -316,9 +324,9 @@ mod tests {
         assert_eq!(snap.len(), Stats::TABLE.counters.len());
         assert_eq!(snap[28], ("tracker_connected", 7));
         for (i, r) in DropReason::ALL.into_iter().enumerate() {
-            assert_eq!(snap[29 + i], (r.name(), i as u64 + 1));
+            assert_eq!(snap[30 + i], (r.name(), i as u64 + 1));
             assert_eq!(s.dropped(r), i as u64 + 1);
         }
-        assert_eq!(s.dropped_total(), (1..=20).sum::<u64>());
+        assert_eq!(s.dropped_total(), (1..=21).sum::<u64>());
     }
 }

@@ -354,6 +354,29 @@ fn relay_form(d: &[u8]) -> Vec<u8> {
 }
 
 #[test]
+fn one_relay_link_carries_at_most_max_pilots_per_relay() {
+    // Issue 20, item 2: a relay link (or whoever spoofs its address) could fill the
+    // whole table; now it holds its cap, counted, and the other link is unaffected.
+    let mut r = Rig::new(Config {
+        max_pilots_per_relay: 3,
+        ..relay_cfg(&[R1, R2], false)
+    });
+    for i in 0..5 {
+        r.send(&relay_form(&pos(&format!("R1P{i}"), BIKF, 100)), R1, 0.0);
+    }
+    assert_eq!(r.e.pilot_count(), 3);
+    assert_eq!(r.dropped(DropReason::PerRelayLimit), 2);
+    r.send(&relay_form(&pos("R2P0", BIKF, 100)), R2, 0.0);
+    assert_eq!(r.e.pilot_count(), 4);
+    // Known pilots keep flowing; a place freed by expiry is taken again.
+    r.send(&relay_form(&pos("R1P0", BIKF, 100)), R1, 1.0);
+    assert_eq!(r.dropped(DropReason::PerRelayLimit), 2);
+    r.e.handle_timeout(r.t0 + Duration::from_secs(30), &mut r.out);
+    r.send(&relay_form(&pos("R1P9", BIKF, 100)), R1, 30.0);
+    assert_eq!(r.e.pilot_count(), 1);
+}
+
+#[test]
 fn local_traffic_goes_to_relays_lazily_when_nobody_is_in_range() {
     let mut r = Rig::new(relay_cfg(&[R1], false));
     let a = pos("ALPHA", BIKF, 100);
