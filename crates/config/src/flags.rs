@@ -55,6 +55,11 @@ pub struct RelayArgs {
     /// callsign from a socket that already has a pilot replaces that pilot.
     #[arg(long, value_name = "N")]
     max_pilots_per_ip: Option<usize>,
+    /// Bytes sent to a local pilot per byte it sent (default 512): what a spoofed
+    /// source can make the relay send its victim. Raise it for events with more than
+    /// about 500 pilots in range of each other.
+    #[arg(long, value_name = "N")]
+    reply_ratio: Option<u32>,
     /// Receive threads per UDP address, sharing the port (default: one per CPU core).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
@@ -381,6 +386,9 @@ impl RelayArgs {
         }
         if let Some(v) = self.max_pilots_per_ip {
             r.max_pilots_per_ip = v;
+        }
+        if let Some(v) = self.reply_ratio {
+            r.reply_ratio = v;
         }
         if let Some(v) = self.workers {
             r.workers = v;
