@@ -1,10 +1,12 @@
 // Builds the page into crates/lobby/web/, which `cargo build` embeds (so a plain
-// cargo build needs no Node): index.html, app.js, app.css, land.json, licenses.txt.
+// cargo build needs no Node): index.html, app.js, app.css, land.json, licenses.txt,
+// and a .gz copy of each.
 // Run with `npm run build` after `npm ci`; the output is committed.
 
 import { build } from 'esbuild';
 import { readFileSync, writeFileSync, mkdirSync, readdirSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -53,6 +55,12 @@ for (const name of [...pkgs].sort()) {
   for (const f of files) text += readFileSync(join(dir, f), 'utf8').trim() + '\n';
 }
 writeFileSync(join(out, 'licenses.txt'), text);
+
+// A gzip copy of each file, served to clients that ask for it (the binary embeds
+// both, so it compresses nothing at run time; gzip's header holds no time here).
+for (const f of ['index.html', 'app.js', 'app.css', 'land.json', 'licenses.txt']) {
+  writeFileSync(join(out, `${f}.gz`), gzipSync(readFileSync(join(out, f)), { level: 9 }));
+}
 
 const size = (f) => readFileSync(join(out, f)).length;
 console.log(`built ${out}: app.js ${size('app.js')} B, app.css ${size('app.css')} B, land.json ${size('land.json')} B, index.html ${size('index.html')} B; licences of ${[...pkgs].sort().join(', ')}`);

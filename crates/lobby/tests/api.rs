@@ -431,3 +431,71 @@ fn the_page_is_sent_with_security_headers_and_a_validator() {
         assert!(again.starts_with("HTTP/1.1 304"), "{again}");
     }
 }
+
+/// One raw request's whole response, as bytes: (head, body).
+fn raw_bytes(addr: SocketAddr, req: &str) -> (String, Vec<u8>) {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(req.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    let head = String::from_utf8_lossy(&out[..end]).to_lowercase();
+    (head, out[end..].to_vec())
+}
+
+#[test]
+fn the_page_is_sent_gzipped_to_clients_that_ask_and_nothing_else_is() {
+    // Issue 20, item 9: the page's files went out uncompressed on every load. They
+    // are gzipped now for clients that accept it; never for the others (the Xash3D
+    // engine fails on any Content-Encoding), and never on the list routes.
+    let up = start("gzip");
+    let http = up.addr("http", "tcp");
+    for path in ["/", "/app.js", "/app.css", "/land.json"] {
+        let get = |extra: &str| {
+            raw_bytes(
+                http,
+                &format!("GET {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\r\n"),
+            )
+        };
+        let (plain_head, plain) = get("");
+        assert!(!plain_head.contains("content-encoding"), "{plain_head}");
+        let (head, gz) = get("Accept-Encoding: br, gzip;q=0.8, deflate\r\n");
+        assert!(head.contains("content-encoding: gzip"), "{head}");
+        assert!(head.contains("vary: accept-encoding"), "{head}");
+        assert!(
+            gz.len() < plain.len(),
+            "{path}: {} >= {}",
+            gz.len(),
+            plain.len()
+        );
+        let mut unzip = std::process::Command::new("gzip")
+            .arg("-dc")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        unzip.stdin.take().unwrap().write_all(&gz).unwrap();
+        assert_eq!(unzip.wait_with_output().unwrap().stdout, plain, "{path}");
+        let (refused, _) = get("Accept-Encoding: gzip;q=0\r\n");
+        assert!(!refused.contains("content-encoding"), "{refused}");
+        let etag = |h: &str| {
+            h.lines()
+                .find_map(|l| l.strip_prefix("etag: "))
+                .map(str::to_string)
+        };
+        assert_ne!(
+            etag(&head),
+            etag(&plain_head),
+            "each variant has its own validator"
+        );
+    }
+    for path in ["/v1/gamedirs", "/api/servers", "/stats"] {
+        let (head, _) = raw_bytes(
+            http,
+            &format!("GET {path} HTTP/1.1\r\nHost: x\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n"),
+        );
+        assert!(head.starts_with("http/1.1 200"), "{path}: {head}");
+        assert!(!head.contains("content-encoding"), "{path}: {head}");
+    }
+}
