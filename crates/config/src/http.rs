@@ -34,6 +34,9 @@ pub struct Limits {
     pub max_streams_per_ip: usize,
     /// How long one pilot stream lasts; then it ends and the page reconnects.
     pub stream_lifetime: Duration,
+    /// A labelled gauge in `/metrics` not set for this long leaves it (a gamedir
+    /// with no server left).
+    pub metrics_idle: Duration,
 }
 
 impl Default for Limits {
@@ -50,6 +53,7 @@ impl Default for Limits {
             max_streams: 64,
             max_streams_per_ip: 2,
             stream_lifetime: Duration::from_secs(1800),
+            metrics_idle: Duration::from_secs(600),
         }
     }
 }
@@ -88,6 +92,9 @@ pub struct HttpSection {
     /// Seconds one pilot stream lasts; then it ends and the page's EventSource
     /// reconnects by itself (a held stream is exempt from the connection timeouts).
     pub stream_lifetime: f64,
+    /// Seconds after which a gauge series of `/metrics` that is no longer set (a
+    /// gamedir with no server left) leaves the exposition.
+    pub metrics_idle: f64,
 }
 
 impl Default for HttpSection {
@@ -106,6 +113,7 @@ impl Default for HttpSection {
             max_streams: d.max_streams,
             max_streams_per_ip: d.max_streams_per_ip,
             stream_lifetime: d.stream_lifetime.as_secs_f64(),
+            metrics_idle: d.metrics_idle.as_secs_f64(),
         }
     }
 }
@@ -148,6 +156,7 @@ impl HttpSection {
             max_streams: self.max_streams,
             max_streams_per_ip: self.max_streams_per_ip,
             stream_lifetime: secs(self.stream_lifetime, "stream_lifetime")?,
+            metrics_idle: secs(self.metrics_idle, "metrics_idle")?,
         })
     }
 }

@@ -53,9 +53,20 @@ static HANDLE: OnceLock<Option<PrometheusHandle>> = OnceLock::new();
 /// Installs the process's Prometheus recorder (once; later calls return the same
 /// handle). Call it before the parts start, so that their histograms record.
 pub fn install() -> Option<&'static PrometheusHandle> {
+    install_with(GAUGE_IDLE_DEFAULT)
+}
+
+/// A gauge not set for this long leaves `/metrics` (`[http] metrics_idle`).
+const GAUGE_IDLE_DEFAULT: Duration = Duration::from_secs(600);
+
+/// [`install`], with the time after which a gauge series that is no longer set
+/// leaves the exposition (per-gamedir series of gamedirs with no server left;
+/// every other gauge is set at each scrape). The first call decides.
+pub fn install_with(gauge_idle: Duration) -> Option<&'static PrometheusHandle> {
     HANDLE
         .get_or_init(|| {
-            let mut b = PrometheusBuilder::new();
+            let mut b = PrometheusBuilder::new()
+                .idle_timeout(metrics_util::MetricKindMask::GAUGE, Some(gauge_idle));
             for (name, bounds) in BUCKETS {
                 b = match b.set_buckets_for_metric(Matcher::Full((*name).to_string()), bounds) {
                     Ok(b) => b,

@@ -6,7 +6,7 @@ use common::*;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use xash::master::{ChallengeReply, NatConnect, ServerListPage};
+use xash::master::{NatConnect, ServerListPage};
 
 const INFO: &str = "\\players\\1\\max\\16\\bots\\0\\gamedir\\valve\\map\\crossfire\\type\\d\\password\\1\\os\\w\\secure\\0\\lan\\0\\version\\0.21\\region\\255\\product\\valve\\nat\\0";
 const SCAN: &str = "\\gamedir\\valve\\clver\\0.21\\nat\\0\\key\\1";
@@ -48,29 +48,7 @@ fn sock(ip: &str) -> UdpSocket {
     s
 }
 
-/// Registers `s` with the full handshake; returns whether the master answered the heartbeat.
-fn register(s: &UdpSocket, master: SocketAddr, info: &str) -> bool {
-    let mut buf = [0u8; 2048];
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        s.send_to(&[0x71, 0xff, 9, 8, 7, 6], master).unwrap();
-        // A listed server's socket also gets the master's name queries (A2S info, from
-        // another port): only the master's own answers count here.
-        if let Ok((n, from)) = s.recv_from(&mut buf) {
-            if from != master {
-                continue;
-            }
-            let c = ChallengeReply::decode(&buf[..n]).unwrap();
-            assert_eq!(c.echo, Some(0x0607_0809));
-            let p = format!("0\n\\protocol\\49\\challenge\\{}{info}", c.master_challenge);
-            s.send_to(p.as_bytes(), master).unwrap();
-            return true;
-        }
-        if Instant::now() > deadline {
-            return false;
-        }
-    }
-}
+use common::register_server as register;
 
 /// Scans and collects every page that arrives; returns (servers, datagrams).
 fn scan(c: &UdpSocket, master: SocketAddr, filter: &str) -> (Vec<SocketAddr>, usize) {

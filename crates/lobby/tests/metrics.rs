@@ -398,3 +398,27 @@ fn a_relay_alone_serves_its_metrics_with_http_and_none_without() {
     );
     r.stop();
 }
+
+#[test]
+fn a_gamedir_with_no_server_left_leaves_the_exposition() {
+    // Issue 20, item 9: per-gamedir series never expired, so every gamedir a
+    // stranger ever registered stayed in /metrics with its last count.
+    let dir = tmpdir("gamedir-idle");
+    let cfg = dir.join("m.toml");
+    std::fs::write(
+        &cfg,
+        "[master]\nlisten = [\"127.0.0.1:0\"]\nserver_ttl = 3\n\
+         [http]\nlisten = [\"127.0.0.1:0\"]\nmetrics_idle = 1\n",
+    )
+    .unwrap();
+    let m = Lobby::start(&["master", "--config", cfg.to_str().unwrap()], 2);
+    let (master, http) = (m.addr("master", "udp"), m.addr("http", "tcp"));
+    let s = client(false);
+    let info =
+        "\\players\\0\\max\\8\\gamedir\\doomed\\map\\c1a0\\type\\d\\os\\l\\version\\0.21\\nat\\0";
+    assert!(register_server(&s, master, info));
+    let series = "lobby_master_servers{gamedir=\"doomed\"}";
+    scrape_until(http, "the doomed gamedir", |m| m.get(series) == Some(&1.0));
+    // The server expires after its 3 s; a second later its series is gone.
+    scrape_until(http, "the series gone", |m| !m.contains_key(series));
+}

@@ -343,3 +343,28 @@ pub fn list_master(extra: &[&str]) -> Lobby {
     args.extend_from_slice(extra);
     Lobby::start(&args, 2)
 }
+
+/// Registers the Xash3D server socket `s` with `master` by the full handshake
+/// (challenge, then `info` carrying it); returns whether the master answered.
+pub fn register_server(s: &UdpSocket, master: SocketAddr, info: &str) -> bool {
+    let mut buf = [0u8; 2048];
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        s.send_to(&[0x71, 0xff, 9, 8, 7, 6], master).unwrap();
+        // A listed server's socket also gets the master's name queries (A2S info, from
+        // another port): only the master's own answers count here.
+        if let Ok((n, from)) = s.recv_from(&mut buf) {
+            if from != master {
+                continue;
+            }
+            let c = xash::master::ChallengeReply::decode(&buf[..n]).unwrap();
+            assert_eq!(c.echo, Some(0x0607_0809));
+            let p = format!("0\n\\protocol\\49\\challenge\\{}{info}", c.master_challenge);
+            s.send_to(p.as_bytes(), master).unwrap();
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+    }
+}

@@ -55,7 +55,7 @@ impl Backbone {
         let http_addrs = f.http.listen_addrs()?;
         if parts.http && !http_addrs.is_empty() {
             // Before the parts start, so that their workers' histograms record.
-            crate::recorder::install();
+            crate::recorder::install_with(f.http.limits()?.metrics_idle);
         }
         let history = match f.history.options()? {
             Some(o) => Some(crate::services::history::History::start(&sup, o).await?),
