@@ -148,11 +148,8 @@ async fn exchange_tcp(server: SocketAddr, bytes: &[u8]) -> Result<Vec<u8>, Excha
     let un = |e: std::io::Error| ExchangeError::Unanswered(format!("TCP {server}: {e}"));
     let io = async {
         let mut s = tokio::net::TcpStream::connect(server).await?;
-        let len = u16::try_from(bytes.len())
-            .map_err(|_| std::io::Error::other("message over 65535 bytes"))?;
-        let mut framed = Vec::with_capacity(bytes.len() + 2);
-        framed.extend_from_slice(&len.to_be_bytes());
-        framed.extend_from_slice(bytes);
+        let framed = directory::tcp::frame(bytes)
+            .ok_or_else(|| std::io::Error::other("message over 65535 bytes"))?;
         s.write_all(&framed).await?;
         let n = s.read_u16().await? as usize;
         let mut buf = vec![0u8; n.min(MAX_TCP_ANSWER)];
