@@ -1229,12 +1229,18 @@ fn framed(message: &[u8]) -> Vec<u8> {
     f
 }
 
-/// A query for the SOA of `fg.test` with `id`.
-fn soa_query(id: u16) -> Vec<u8> {
+/// A query for `fg.test` of type `qtype` with `id`.
+fn query(id: u16, qtype: u8) -> Vec<u8> {
     let mut q = id.to_be_bytes().to_vec();
     q.extend_from_slice(&[0, 0, 0, 1, 0, 0, 0, 0, 0, 0]);
-    q.extend_from_slice(b"\x02fg\x04test\x00\x00\x06\x00\x01");
+    q.extend_from_slice(b"\x02fg\x04test\x00\x00");
+    q.extend_from_slice(&[qtype, 0, 1]);
     q
+}
+
+/// A query for the SOA of `fg.test` with `id`.
+fn soa_query(id: u16) -> Vec<u8> {
+    query(id, 6)
 }
 
 /// The next answer on `s`: its ID, RCODE and answer count.
@@ -1364,5 +1370,51 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
     assert!(
         refusals.len() == 2 && refusals.iter().all(|l| l.contains("DEBUG")),
         "refusals are logged at debug only\n{log}"
+    );
+}
+
+#[test]
+fn refused_zone_transfers_are_not_logged_one_line_each() {
+    // Failed before: every refused transfer was a line at info (a bad TSIG one at
+    // warn), and any source may ask as often as it likes.
+    use std::io::Write;
+    let dir = tmp("axfrlog");
+    let conf = write_slow_probe_conf(&dir, "");
+    let text = std::fs::read_to_string(&conf).unwrap().replace(
+        "[dns]\n",
+        "[dns]\nallow_axfr = true\naxfr_allow = [\"192.0.2.0/24\"]\n",
+    );
+    std::fs::write(&conf, text).unwrap();
+    let d = Lobby::start(
+        &[
+            "dns",
+            "--config",
+            conf.to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+        ],
+        3,
+    );
+    let mut s = tcp_from("127.0.0.1", d.addr("dns", "tcp"));
+    let asks: Vec<u8> = (0..20).flat_map(|i| framed(&query(i, 252))).collect();
+    s.write_all(&asks).unwrap();
+    for i in 0..20 {
+        assert_eq!(
+            tcp_answer(&mut s),
+            (i, 5, 0),
+            "REFUSED, nothing transferred"
+        );
+    }
+    let stats = dns_stats(d.addr("http", "tcp"));
+    assert_eq!(stats["axfr_refused_unsigned"], 20, "{stats}");
+    let log = d.stderr();
+    let lines = |level: &str| {
+        log.lines()
+            .filter(|l| l.contains("zone transfer refused") && l.contains(level))
+            .count()
+    };
+    assert!(
+        (1..=2).contains(&lines("INFO")) && lines("DEBUG") >= 18,
+        "one line at info a second, the rest at debug:\n{log}"
     );
 }
