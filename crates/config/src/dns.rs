@@ -1,6 +1,8 @@
 //! `[dns]` and `[directory]`: the zone, how it is served or pushed, and the relays
 //! and scenery servers it publishes.
+use anyhow::{bail, Result};
 use serde::Deserialize;
+use std::time::Duration;
 
 /// The `[dns]` table.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -48,6 +50,43 @@ pub struct DnsSection {
     pub tsig_algorithm: String,
     /// TSIG secret, base64 (as in BIND/Knot key files).
     pub tsig_secret: String,
+    /// DNS over TCP: connections open at most, in total.
+    pub max_tcp_connections: usize,
+    /// DNS over TCP: connections open at most from one IPv4 address or IPv6 /64.
+    pub max_tcp_per_ip: usize,
+    /// DNS over TCP: seconds a connection may wait for its next query; reading one
+    /// query, once begun, and writing one answer each get as long.
+    pub tcp_idle_timeout: f64,
+}
+
+/// DNS over TCP's limits, checked (from [`DnsSection::tcp_limits`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DnsTcpLimits {
+    /// Connections open at most, in total.
+    pub max_connections: usize,
+    /// Connections open at most per source.
+    pub max_per_ip: usize,
+    /// The idle, read and write timeout.
+    pub idle_timeout: Duration,
+}
+
+impl DnsSection {
+    /// The TCP limits, checked.
+    pub fn tcp_limits(&self) -> Result<DnsTcpLimits> {
+        for (key, v) in [
+            ("max_tcp_connections", self.max_tcp_connections),
+            ("max_tcp_per_ip", self.max_tcp_per_ip),
+        ] {
+            if !(1..=1_000_000).contains(&v) {
+                bail!("dns.{key} must be between 1 and 1000000, got {v}");
+            }
+        }
+        Ok(DnsTcpLimits {
+            max_connections: self.max_tcp_connections,
+            max_per_ip: self.max_tcp_per_ip,
+            idle_timeout: crate::seconds(self.tcp_idle_timeout, "dns.tcp_idle_timeout", 3600.0)?,
+        })
+    }
 }
 
 impl Default for DnsSection {
@@ -71,6 +110,9 @@ impl Default for DnsSection {
             tsig_key_name: String::new(),
             tsig_algorithm: "hmac-sha256".into(),
             tsig_secret: String::new(),
+            max_tcp_connections: 128,
+            max_tcp_per_ip: 4,
+            tcp_idle_timeout: 10.0,
         }
     }
 }

@@ -27,7 +27,7 @@ pub mod tokens;
 mod tracker;
 
 pub use admin::AdminSection;
-pub use dns::{DirectorySection, DnsSection, RelayEntry, SceneryEntry};
+pub use dns::{DirectorySection, DnsSection, DnsTcpLimits, RelayEntry, SceneryEntry};
 pub use history::{HistoryOptions, HistorySection};
 pub use http::{HttpSection, Limits};
 pub use master::{AdminEntry, MasterSection, ServerListOptions};
@@ -239,6 +239,24 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("idle_timout"), "{e}");
+    }
+
+    #[test]
+    fn dns_tcp_limits_have_defaults_and_checks() {
+        let l = parse("[dns]\n", "x").unwrap().dns.tcp_limits().unwrap();
+        assert_eq!(
+            (l.max_connections, l.max_per_ip, l.idle_timeout),
+            (128, 4, Duration::from_secs(10))
+        );
+        for (bad, key) in [
+            ("max_tcp_connections = 0", "dns.max_tcp_connections"),
+            ("max_tcp_per_ip = 0", "dns.max_tcp_per_ip"),
+            ("tcp_idle_timeout = 0", "dns.tcp_idle_timeout"),
+        ] {
+            let f = parse(&format!("[dns]\n{bad}\n"), "x").unwrap();
+            let e = f.dns.tcp_limits().unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - [`probe`]: the fgms PING a relay's health is measured with, and its PONG.
 //! - [`push`]: the RFC 2136 UPDATE for an operator's primary, its TSIG, what the
 //!   answer means, and the retry/refresh schedule.
-//! - [`stats`]: the directory's counters (probes, pushes, resolution, AXFR).
+//! - [`stats`]: the directory's counters (probes, pushes, resolution, AXFR, TCP).
+//! - [`tcp`]: DNS over TCP as bytes: the length prefix, FORMERR, queries per connection.
 //! - [`Error`]: every way a configuration or a record can be wrong.
 //! - [`mpserver`]: the `flightgear-mpserver=` TXT attribute (base64 of a JSON object of
 //!   strings), encoded within the 255-byte limit and decoded with SimGear's tolerance.
@@ -27,6 +28,7 @@ pub mod probe;
 #[cfg(feature = "dns")]
 pub mod push;
 pub mod stats;
+pub mod tcp;
 pub mod terrasync;
 #[cfg(feature = "dns")]
 pub mod zone;

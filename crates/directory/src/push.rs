@@ -2,7 +2,8 @@
 //! on an operator's primary server, its TSIG signature, what the primary's answer
 //! means (acknowledged, or refused with which RCODE and TSIG error), the queries
 //! that read the primary's copy back for a refresh, and the schedule that retries a
-//! failed push with backoff and re-checks the primary on a timer.
+//! failed push with backoff and re-checks the primary on a timer; [`settings`]
+//! reads the target and the TSIG keys as `[dns]` writes them.
 //!
 //! No sockets and no clock: bytes in and out, `now` passed in. The DNS part moves
 //! the bytes (UDP, or TCP when the message does not fit [`UDP_LIMIT`]).
@@ -13,6 +14,9 @@ use hickory_proto::rr::rdata::tsig::TsigError;
 use hickory_proto::rr::{DNSClass, Name, RData, Record, RecordType, TSigVerifier, TSigner};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
+
+pub mod settings;
+pub use settings::{push_target, tsig_key, Target};
 
 /// The largest UPDATE sent over UDP: RFC 1035's 512 bytes (an UPDATE carries no
 /// EDNS, so the primary need not accept more); larger ones go over TCP.

@@ -1,5 +1,6 @@
 //! The directory's counters: probes, pushes to the primary server (by outcome and
-//! reason), resolution of names, and refused zone transfers. Atomic, so the DNS
+//! reason), resolution of names, refused zone transfers, and DNS over TCP's
+//! refusals and early closes. Atomic, so the DNS
 //! listeners, the prober, the pusher and `/stats` share one set without a lock.
 
 /// The directory's Prometheus families, in `/metrics` and docs order.
@@ -44,6 +45,24 @@ pub mod families {
             "Zone transfer requests, by result (allowed, refused_unsigned, refused_bad_tsig).",
         )
         .label("result");
+        TCP_CONNECTIONS = Family::counter(
+            "lobby_dns_tcp_connections_total",
+            "DNS TCP connections accepted within the caps.",
+        );
+        TCP_REFUSED = Family::counter(
+            "lobby_dns_tcp_refused_total",
+            "DNS TCP connections closed at accept, by cap (connection_cap, per_ip_cap).",
+        )
+        .label("reason");
+        TCP_ACCEPT_ERRORS = Family::counter(
+            "lobby_dns_tcp_accept_errors_total",
+            "Failed DNS TCP accepts (descriptor table full, reset before accept).",
+        );
+        TCP_CLOSED = Family::counter(
+            "lobby_dns_tcp_closed_total",
+            "DNS TCP connections closed by lobby, by reason (idle, read_timeout, write_timeout, query_cap, malformed).",
+        )
+        .label("reason");
         // Set by the binary from its snapshot, and recorded by its prober.
         RELAYS = Family::gauge("lobby_dns_relays", "Published relays by health (up, down).")
             .label("state")
@@ -93,6 +112,24 @@ telemetry::counters! {
     AxfrRefusedUnsigned => "axfr_refused_unsigned", ZONE_TRANSFERS["refused_unsigned"];
     /// A zone transfer refused: TSIG with an unknown key, a bad MAC or a bad time.
     AxfrRefusedBadTsig => "axfr_refused_bad_tsig", ZONE_TRANSFERS["refused_bad_tsig"];
+    /// A DNS TCP connection accepted within the caps.
+    TcpAccepted => "tcp_accepted", TCP_CONNECTIONS;
+    /// A DNS TCP connection closed at accept: `max_tcp_connections` are open.
+    TcpRefusedTotal => "tcp_refused_connection_cap", TCP_REFUSED["connection_cap"];
+    /// A DNS TCP connection closed at accept: its source has `max_tcp_per_ip` open.
+    TcpRefusedPerIp => "tcp_refused_per_ip_cap", TCP_REFUSED["per_ip_cap"];
+    /// A DNS TCP accept failed.
+    TcpAcceptErrors => "tcp_accept_errors", TCP_ACCEPT_ERRORS;
+    /// No query began within `tcp_idle_timeout`.
+    TcpIdleTimeout => "tcp_idle_timeouts", TCP_CLOSED["idle"];
+    /// A query, once begun, did not arrive whole within `tcp_idle_timeout`.
+    TcpReadTimeout => "tcp_read_timeouts", TCP_CLOSED["read_timeout"];
+    /// An answer could not be written within `tcp_idle_timeout`.
+    TcpWriteTimeout => "tcp_write_timeouts", TCP_CLOSED["write_timeout"];
+    /// The connection carried its most queries (`tcp::MAX_QUERIES_PER_CONNECTION`).
+    TcpQueryCap => "tcp_query_cap", TCP_CLOSED["query_cap"];
+    /// A message that does not decode (answered FORMERR when it has a header).
+    TcpMalformed => "tcp_malformed", TCP_CLOSED["malformed"];
 }
 
 impl Stats {

@@ -1,14 +1,14 @@
 //! The directory part: health probes of the configured relays, the authoritative
-//! zone served with hickory-server (UDP and TCP), RFC 2136 push to an operator's
-//! primary server, and `mpservers.xml` for the HTTP listener.
-
+//! zone served with hickory-server (UDP; TCP through [`tcp`]'s capped loop), RFC
+//! 2136 push to an operator's primary server, and `mpservers.xml` for HTTP.
 //!
 //! Files: this one builds the directory from `[dns]` and `[directory]` and runs the
 //! listeners; [`zone`] is the zone hickory serves (with AXFR access control),
-//! [`probe`] the health probes and [`push`] the RFC 2136 pushes.
+//! [`tcp`] DNS over TCP, [`probe`] the health probes and [`push`] the RFC 2136 pushes.
 
 pub mod probe;
 pub mod push;
+mod tcp;
 pub mod zone;
 
 use crate::lifecycle::{listening, Stop, Supervisor};
@@ -138,18 +138,29 @@ pub struct DnsServer {
     pub directory: Arc<Mutex<Directory>>,
 }
 
-/// Binds UDP and TCP on each of `listen` and serves `zone` there (`None` when
-/// `listen` is empty: push only).
-async fn serve(listen: &[SocketAddr], zone: &ServedZone) -> Result<Option<Server<Catalog>>> {
-    if listen.is_empty() {
-        return Ok(None);
-    }
+fn catalog(zone: &ServedZone) -> Catalog {
     let mut catalog = Catalog::new();
     catalog.upsert(
         zone.origin().clone(),
         vec![zone.clone() as Arc<dyn ZoneHandler>],
     );
-    let mut server = Server::new(catalog);
+    catalog
+}
+
+/// Binds UDP and TCP on each of `listen` and serves `zone` there: UDP through
+/// hickory's server (`None` when `listen` is empty: push only), TCP through
+/// [`tcp::serve`] under `sup`.
+fn serve(
+    sup: &Supervisor,
+    listen: &[SocketAddr],
+    zone: &ServedZone,
+    tcp: tcp::Tcp,
+) -> Result<Option<Server<Catalog>>> {
+    if listen.is_empty() {
+        return Ok(None);
+    }
+    let mut server = Server::new(catalog(zone));
+    let shared = Arc::new(tcp);
     for &a in listen {
         // IPv6-only on IPv6 (both families can share port 53), no PMTU probe: DNS
         // answers over UDP may be large and must be fragmentable.
@@ -162,11 +173,12 @@ async fn serve(listen: &[SocketAddr], zone: &ServedZone) -> Result<Option<Server
         let udp = tokio::net::UdpSocket::from_std(std_udp)?;
         let bound = udp.local_addr()?;
         // TCP on the same port as UDP.
-        let tcp = crate::lifecycle::tcp_listener(bound, "DNS TCP")?;
+        let listener = crate::lifecycle::tcp_listener(bound, "DNS TCP")?;
         listening("dns", "udp", bound);
         listening("dns", "tcp", bound);
         server.register_socket(udp);
-        server.register_listener(tcp, Duration::from_secs(5), 64);
+        let (shared, tasks, stop) = (shared.clone(), sup.tasks("dns"), sup.stop().clone());
+        sup.spawn_task("dns", tcp::serve(listener, shared, tasks, stop));
     }
     Ok(Some(server))
 }
@@ -187,6 +199,7 @@ impl DnsServer {
         let d = build(dns, dir, local_relay, serial)?;
         let access = AxfrAccess::from_config(dns)?;
         let push = Push::from_config(dns)?;
+        let limits = dns.tcp_limits()?;
         let listen: Vec<SocketAddr> = dns
             .listen
             .iter()
@@ -229,7 +242,13 @@ impl DnsServer {
             access,
             stats: stats.clone(),
         });
-        let server = serve(&listen, &zone).await?;
+        let tcp = tcp::Tcp {
+            catalog: catalog(&zone),
+            open: udp::ConnLimiter::new(limits.max_connections, limits.max_per_ip),
+            timeout: limits.idle_timeout,
+            stats: stats.clone(),
+        };
+        let server = serve(sup, &listen, &zone, tcp)?;
         let (owned_tx, owned_rx) = tokio::sync::watch::channel(owned);
         let stop = sup.stop().clone();
         if let Some(p) = push {
@@ -263,78 +282,4 @@ async fn run_listeners(mut server: Server<Catalog>, stop: Stop) -> Result<()> {
         .shutdown_gracefully()
         .await
         .context("DNS listeners did not stop cleanly")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn entry(host: &str) -> RelayEntry {
-        RelayEntry {
-            host: host.into(),
-            port: 5000,
-            addresses: vec!["127.0.0.1".into()],
-            name: "mp1".into(),
-            location: "Test".into(),
-            priority: 10,
-            weight: 20,
-            attributes: BTreeMap::new(),
-            probe: String::new(),
-        }
-    }
-
-    #[test]
-    fn the_local_relay_is_published_when_asked() {
-        let local = Some(("127.0.0.1:5002".parse().unwrap(), "lobby01".to_string()));
-        let mut dir = DirectorySection {
-            relay: vec![entry("mp1")],
-            ..DirectorySection::default()
-        };
-        let d = build(&DnsSection::default(), &dir, local.clone(), 1).unwrap();
-        let r = d.relays()[1].relay();
-        assert_eq!(r.host.to_string(), "relay.fg.lobby.test.");
-        assert_eq!(
-            (r.name.as_str(), r.location.as_str()),
-            ("lobby01", "this lobby")
-        );
-        assert_eq!(
-            d.relays()[1].probe(),
-            Some("127.0.0.1:5002".parse().unwrap())
-        );
-        assert_eq!(
-            d.relays()[0].probe(),
-            Some("127.0.0.1:5000".parse().unwrap())
-        );
-        dir.include_local_relay = false;
-        assert_eq!(
-            build(&DnsSection::default(), &dir, local, 1)
-                .unwrap()
-                .relays()
-                .len(),
-            1
-        );
-    }
-
-    #[test]
-    fn configuration_errors_name_the_setting() {
-        let mut dir = DirectorySection {
-            relay: vec![entry("mp1")],
-            ..DirectorySection::default()
-        };
-        dir.relay[0].probe = "nowhere".into();
-        let e = build(&DnsSection::default(), &dir, None, 1).unwrap_err();
-        assert!(format!("{e:#}").contains("directory.relay.probe"), "{e:#}");
-        dir.relay[0] = entry("bad..host");
-        let e = build(&DnsSection::default(), &dir, None, 1).unwrap_err();
-        assert!(
-            matches!(
-                e.downcast_ref::<directory::Error>(),
-                Some(directory::Error::InvalidName {
-                    what: "relay host",
-                    ..
-                })
-            ),
-            "{e:#}"
-        );
-    }
 }

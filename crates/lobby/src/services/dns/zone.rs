@@ -7,6 +7,7 @@ use config::DnsSection;
 use directory::stats::{Counter, Stats};
 use hickory_net::runtime::TokioRuntimeProvider;
 use hickory_proto::op::ResponseCode;
+use hickory_proto::rr::rdata::tsig::TsigError::BadTime;
 use hickory_proto::rr::{LowerName, Name, Record, RecordType, TSigResponseContext, TSigner};
 use hickory_server::dnssec::NxProofKind;
 use hickory_server::server::{Request, RequestInfo};
@@ -70,76 +71,61 @@ pub(super) struct Guarded {
 
 impl Guarded {
     /// Whether `request` may transfer the zone, and the signer of the answer when
-    /// it was signed.
+    /// it was signed. A refusal is counted, and logged at info at most once a
+    /// second (at debug otherwise): strangers choose how often they ask.
     fn authorize(
         &self,
         request: &Request,
         now: u64,
     ) -> (Result<(), ResponseCode>, Option<TSigResponseContext>) {
         let peer = request.src();
-        if !self.access.enabled {
-            self.stats.count(Counter::AxfrRefusedUnsigned);
-            tracing::info!(%peer, "zone transfer refused: dns.allow_axfr is off");
-            return (Err(ResponseCode::Refused), None);
-        }
-        if let Some(tsig) = request.signature() {
-            let id = request.id();
-            let Some(key) = self
-                .access
-                .keys
-                .iter()
-                .find(|k| k.signer_name() == &tsig.name)
-            else {
-                self.stats.count(Counter::AxfrRefusedBadTsig);
-                tracing::warn!(%peer, key = %tsig.name, "zone transfer refused: unknown TSIG key (BADKEY)");
-                return (
-                    Err(ResponseCode::NotAuth),
-                    Some(TSigResponseContext::unknown_key(id, now, tsig.name.clone())),
-                );
-            };
-            let Ok((_, _, range)) = key.verify_message_byte(request.as_slice(), None, true) else {
-                self.stats.count(Counter::AxfrRefusedBadTsig);
-                tracing::warn!(%peer, key = %tsig.name, "zone transfer refused: bad TSIG signature (BADSIG)");
-                return (
-                    Err(ResponseCode::NotAuth),
-                    Some(TSigResponseContext::bad_signature(id, now, key.clone())),
-                );
-            };
-            if !range.contains(&now) {
-                self.stats.count(Counter::AxfrRefusedBadTsig);
-                tracing::warn!(%peer, key = %tsig.name, "zone transfer refused: TSIG time outside the fudge (BADTIME)");
-                return (
-                    Err(ResponseCode::NotAuth),
-                    Some(TSigResponseContext::new(
-                        id,
-                        now,
-                        key.clone(),
-                        tsig.data.mac.clone(),
-                        Some(hickory_proto::rr::rdata::tsig::TsigError::BadTime),
-                    )),
-                );
+        let refuse = |counter, code, why: String, signer| {
+            self.stats.count(counter);
+            static GATE: telemetry::LogGate = telemetry::LogGate::new();
+            if GATE.warn_at(now) {
+                tracing::info!(%peer, "zone transfer refused: {why} (at most one such line a second)");
+            } else {
+                tracing::debug!(%peer, "zone transfer refused: {why}");
             }
-            self.stats.count(Counter::AxfrAllowed);
-            tracing::info!(%peer, key = %tsig.name, "zone transfer (TSIG)");
-            return (
-                Ok(()),
-                Some(TSigResponseContext::new(
-                    id,
-                    now,
-                    key.clone(),
-                    tsig.data.mac.clone(),
-                    None,
-                )),
-            );
+            (Err(code), signer)
+        };
+        let (unsigned, bad_tsig) = (Counter::AxfrRefusedUnsigned, Counter::AxfrRefusedBadTsig);
+        if !self.access.enabled {
+            let why = "dns.allow_axfr is off".into();
+            return refuse(unsigned, ResponseCode::Refused, why, None);
         }
-        if self.access.allow.iter().any(|n| n.contains(&peer.ip())) {
-            self.stats.count(Counter::AxfrAllowed);
-            tracing::info!(%peer, "zone transfer (allowed source)");
-            return (Ok(()), None);
+        let Some(tsig) = request.signature() else {
+            if self.access.allow.iter().any(|n| n.contains(&peer.ip())) {
+                self.stats.count(Counter::AxfrAllowed);
+                tracing::info!(%peer, "zone transfer (allowed source)");
+                return (Ok(()), None);
+            }
+            let why = "unsigned, and the source is not in dns.axfr_allow".into();
+            return refuse(unsigned, ResponseCode::Refused, why, None);
+        };
+        let (id, name, notauth) = (request.id(), &tsig.name, ResponseCode::NotAuth);
+        let Some(key) = self.access.keys.iter().find(|k| k.signer_name() == name) else {
+            let signer = TSigResponseContext::unknown_key(id, now, name.clone());
+            let why = format!("unknown TSIG key {name} (BADKEY)");
+            return refuse(bad_tsig, notauth, why, Some(signer));
+        };
+        let signer = |e| TSigResponseContext::new(id, now, key.clone(), tsig.data.mac.clone(), e);
+        match key.verify_message_byte(request.as_slice(), None, true) {
+            Err(_) => {
+                let signer = TSigResponseContext::bad_signature(id, now, key.clone());
+                let why = format!("bad TSIG signature with key {name} (BADSIG)");
+                refuse(bad_tsig, notauth, why, Some(signer))
+            }
+            Ok((_, _, range)) if !range.contains(&now) => {
+                let why = format!("TSIG time outside the fudge, key {name} (BADTIME)");
+                refuse(bad_tsig, notauth, why, Some(signer(Some(BadTime))))
+            }
+            Ok(_) => {
+                self.stats.count(Counter::AxfrAllowed);
+                tracing::info!(%peer, key = %name, "zone transfer (TSIG)");
+                (Ok(()), Some(signer(None)))
+            }
         }
-        self.stats.count(Counter::AxfrRefusedUnsigned);
-        tracing::info!(%peer, "zone transfer refused: unsigned, and the source is not in dns.axfr_allow");
-        (Err(ResponseCode::Refused), None)
     }
 }
 
