@@ -60,7 +60,7 @@ pub mod families {
         );
         TCP_CLOSED = Family::counter(
             "lobby_dns_tcp_closed_total",
-            "DNS TCP connections closed by lobby, by reason (idle, read_timeout, write_timeout, query_cap, malformed).",
+            "DNS TCP connections closed by lobby, by reason (idle, read_timeout, write_timeout, query_cap, malformed, evicted).",
         )
         .label("reason");
         // Set by the binary from its snapshot, and recorded by its prober.
@@ -130,6 +130,8 @@ telemetry::counters! {
     TcpQueryCap => "tcp_query_cap", TCP_CLOSED["query_cap"];
     /// A message that does not decode (answered FORMERR when it has a header).
     TcpMalformed => "tcp_malformed", TCP_CLOSED["malformed"];
+    /// Closed while waiting for a query, for a new connection at `max_tcp_connections`.
+    TcpEvicted => "tcp_evicted", TCP_CLOSED["evicted"];
 }
 
 impl Stats {

@@ -245,6 +245,7 @@ impl DnsServer {
         let tcp = tcp::Tcp {
             catalog: catalog(&zone),
             open: udp::ConnLimiter::new(limits.max_connections, limits.max_per_ip),
+            waiting: udp::Waiting::default(),
             timeout: limits.idle_timeout,
             stats: stats.clone(),
         };

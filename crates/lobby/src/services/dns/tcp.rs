@@ -1,8 +1,10 @@
 //! DNS over TCP: lobby's own accept loop (hickory's accepted without limit), within
 //! `[dns] max_tcp_connections` and `max_tcp_per_ip`; each connection waits at most
 //! `tcp_idle_timeout` for a query and as long to read one or write one answer, and
-//! carries at most `directory::tcp::MAX_QUERIES_PER_CONNECTION` queries. The
-//! catalog answers as over UDP, with the client's address (AXFR access sees it).
+//! carries at most `directory::tcp::MAX_QUERIES_PER_CONNECTION` queries. At the
+//! total cap the connection that has waited longest for a query is closed for the
+//! new one ([`udp::Waiting`], as HTTP does). The catalog answers as over UDP, with
+//! the client's address (AXFR access sees it).
 
 use crate::lifecycle::{accept, Stop, Tasks};
 use anyhow::Result;
@@ -16,12 +18,14 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::timeout;
-use udp::{ConnLimiter, Refusal};
+use udp::{ConnLimiter, Place, Refusal, Waiting};
 
 /// What every DNS TCP connection shares.
 pub(super) struct Tcp {
     pub(super) catalog: Catalog,
     pub(super) open: ConnLimiter,
+    /// Connections waiting for their next query, oldest first.
+    pub(super) waiting: Waiting,
     pub(super) timeout: Duration,
     pub(super) stats: Arc<Stats>,
 }
@@ -35,7 +39,12 @@ pub(super) async fn serve(l: TcpListener, tcp: Arc<Tcp>, tasks: Tasks, stop: Sto
             c = accept(&l, "DNS TCP", failed) => c,
             _ = stop.stopped() => return Ok(()),
         };
-        let slot = match tcp.open.acquire(peer.ip()) {
+        let mut acquired = tcp.open.acquire(peer.ip());
+        if acquired.as_ref().is_err_and(|r| *r == Refusal::Total) && tcp.waiting.cut_oldest() {
+            tcp.stats.count(Counter::TcpEvicted);
+            acquired = tcp.open.acquire(peer.ip());
+        }
+        let slot = match acquired {
             Ok(s) => s,
             Err(why) => {
                 tcp.stats.count(match why {
@@ -48,24 +57,34 @@ pub(super) async fn serve(l: TcpListener, tcp: Arc<Tcp>, tasks: Tasks, stop: Sto
         };
         tcp.stats.count(Counter::TcpAccepted);
         let (tcp, stop) = (tcp.clone(), stop.clone());
+        let cut = Arc::new(tokio::sync::Notify::new());
+        let told = cut.clone();
+        let place = Place::new(slot, move || told.notify_one());
         tasks.spawn(async move {
-            let (_slot, mut conn) = (slot, conn); // closed once counted, then freed
+            let mut conn = conn; // closed once counted, then its place freed
             tokio::select! {
-                why = tcp.converse(&mut conn, peer) => if let Some(c) = why {
+                why = tcp.converse(&mut conn, peer, &place) => if let Some(c) = why {
                     tcp.stats.count(c);
                     tracing::debug!(%peer, why = ?c, "DNS TCP connection closed");
                 },
+                _ = cut.notified() => tracing::debug!(%peer, "DNS TCP connection closed for a new one"),
                 _ = stop.stopped() => {}
             }
+            tcp.waiting.leave(&place);
         });
     }
 }
 
 impl Tcp {
     /// Answers the connection's queries in turn; why lobby closed it, if it did.
-    async fn converse(&self, conn: &mut TcpStream, peer: SocketAddr) -> Option<Counter> {
+    async fn converse(
+        &self,
+        conn: &mut TcpStream,
+        peer: SocketAddr,
+        place: &Arc<Place>,
+    ) -> Option<Counter> {
         for _ in 0..MAX_QUERIES_PER_CONNECTION {
-            let raw = match self.read(conn).await {
+            let raw = match self.read(conn, place).await {
                 Ok(raw) => raw,
                 Err(why) => return why,
             };
@@ -92,9 +111,16 @@ impl Tcp {
 
     /// The next message, or why there is none: `None` when the peer closed or
     /// failed, the timer when one ran out.
-    async fn read(&self, conn: &mut TcpStream) -> Result<Vec<u8>, Option<Counter>> {
+    async fn read(
+        &self,
+        conn: &mut TcpStream,
+        place: &Arc<Place>,
+    ) -> Result<Vec<u8>, Option<Counter>> {
         let mut len = [0u8; 2];
-        match timeout(self.timeout, conn.read(&mut len[..1])).await {
+        self.waiting.enter(place);
+        let first = timeout(self.timeout, conn.read(&mut len[..1])).await;
+        self.waiting.leave(place);
+        match first {
             Err(_) => return Err(Some(Counter::TcpIdleTimeout)),
             Ok(Ok(1)) => {}
             Ok(_) => return Err(None),
