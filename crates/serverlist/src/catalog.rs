@@ -21,6 +21,13 @@ use std::net::SocketAddr;
 
 /// Samples older than this are dropped (probe.py: six weeks).
 pub const SAMPLE_RETAIN_SECS: i64 = 6 * 7 * 24 * 3600;
+/// At most this many gamedirs have samples: gamedirs are named by whoever sends a
+/// heartbeat, so without it each new name would start a series kept six weeks. The
+/// curated gamedirs always keep theirs; past the cap a new name takes the place of
+/// the uncurated series sampled least recently (fewest players on a tie), or gets
+/// none.
+pub const MAX_SAMPLED_GAMEDIRS: usize = 128;
+
 /// At most this many samples per gamedir (one every ten minutes for six weeks).
 pub const MAX_SAMPLES_PER_GAMEDIR: usize = 6 * 7 * 24 * 6;
 /// At most this many entries in all: sources beyond it are refused whole.
@@ -499,17 +506,44 @@ impl Catalog {
                 *sum = sum.saturating_add(info.players);
             }
         }
-        let sums: Vec<(String, u32)> = sums
+        let mut sums: Vec<(String, u32)> = sums
             .into_iter()
             .map(|(g, (s, _))| (g.to_string(), s))
             .collect();
+        // Curated gamedirs first, then the most players: they get places first.
+        sums.sort_by_key(|(g, s)| (!self.listed.contains_key(g), std::cmp::Reverse(*s)));
         for (g, sum) in sums {
+            if !self.samples.contains_key(&g)
+                && self.samples.len() >= MAX_SAMPLED_GAMEDIRS
+                && !self.make_room(&g, now)
+            {
+                continue;
+            }
             let v = self.samples.entry(g).or_default();
             v.push((now, sum));
             if v.len() > MAX_SAMPLES_PER_GAMEDIR {
                 let extra = v.len() - MAX_SAMPLES_PER_GAMEDIR;
                 v.drain(..extra);
             }
+        }
+    }
+
+    /// Frees one series for `gamedir` at the cap: the uncurated one sampled least
+    /// recently before `now` (fewest players on a tie); false when every series
+    /// is curated or was sampled at `now` already.
+    fn make_room(&mut self, gamedir: &str, now: i64) -> bool {
+        let curated = self.listed.contains_key(gamedir);
+        let victim = self
+            .samples
+            .iter()
+            .filter(|(g, v)| {
+                !self.listed.contains_key(*g) && v.last().is_none_or(|s| s.0 < now || curated)
+            })
+            .min_by_key(|(_, v)| v.last().map(|&(t, n)| (t, n)))
+            .map(|(g, _)| g.clone());
+        match victim {
+            Some(g) => self.samples.remove(&g).is_some(),
+            None => false,
         }
     }
 
@@ -775,5 +809,37 @@ mod tests {
         assert!(!c.samples().contains_key("cstrike"), "its answer is stale");
         c.prune(200 + SAMPLE_RETAIN_SECS + 1, 1);
         assert!(c.samples().get("valve").is_none_or(|v| v.is_empty()));
+    }
+
+    #[test]
+    fn gamedirs_named_by_heartbeats_hold_at_most_the_cap_of_series() {
+        // Issue 20 (review): every gamedir a heartbeat named started a series kept
+        // six weeks; a stranger rotating names grew the map without bound.
+        let mut c = Catalog::new();
+        c.set_curated(&files(&[(
+            "valve",
+            "192.0.2.1:27015",
+            Protocol::Xash,
+            false,
+        )]))
+        .unwrap();
+        c.record_probe(addr("192.0.2.1:27015"), Some((info(1), 1)), 0);
+        for round in 0..5i64 {
+            let now = round * 600;
+            c.record_probe(addr("192.0.2.1:27015"), Some((info(1), 1)), now);
+            let heard: Vec<(String, SocketAddr, u32)> = (0..200u32)
+                .map(|i| {
+                    let a = SocketAddr::from(([198, 51, 100, (i % 250) as u8], 27015));
+                    (format!("junk{round}x{i}"), a, 5)
+                })
+                .collect();
+            c.take_sample(now, 120, &heard);
+            assert_eq!(c.samples().len(), MAX_SAMPLED_GAMEDIRS, "round {round}");
+            assert_eq!(
+                c.samples()["valve"].last(),
+                Some(&(now, 1)),
+                "the curated gamedir is always sampled"
+            );
+        }
     }
 }
