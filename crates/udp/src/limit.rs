@@ -198,6 +198,14 @@ impl Waiting {
         }
     }
 
+    /// `p`'s connection ended: out of the queue for good (a later
+    /// [`Waiting::enter`], from a response that finished late, is ignored) and its
+    /// place given back at once.
+    pub fn done(&self, p: &Place) {
+        self.leave(p);
+        drop(p.slot.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
+
     /// Takes back the place of the connection that has waited longest: its slot is
     /// given back at once and it is told to close. False when none waits.
     pub fn cut_oldest(&self) -> bool {
@@ -302,6 +310,11 @@ mod tests {
         assert!(!w.cut_oldest(), "b does not wait");
         w.leave(&b);
         assert!(w.is_empty());
+        // An ended connection gives its place back and never waits again.
+        w.done(&b);
+        w.enter(&b);
+        assert!(w.is_empty() && b.is_cut());
+        assert_eq!(l.open(), 1, "only the new connection holds a place");
     }
 
     #[test]

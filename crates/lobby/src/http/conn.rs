@@ -328,7 +328,6 @@ impl Conn {
                 _ = self.cut.notified() => break (Ok(()), Some(Reason::Evicted), false),
             }
         };
-        waiting.leave(&self.place);
         let result = if close {
             // Finish the response in flight (if any), then close.
             conn.as_mut().graceful_shutdown();
@@ -355,6 +354,9 @@ impl Conn {
             }
             tracing::debug!(peer = %self.peer, reason = why.map_or("error", Reason::name), error = %e, "HTTP connection ended");
         }
+        // Out of the queue for good, even if a response that finished late queued
+        // it again (a place left queued would hold its slot until it was cut).
+        waiting.done(&self.place);
         stats.open.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -70,7 +70,7 @@ pub(super) async fn serve(l: TcpListener, tcp: Arc<Tcp>, tasks: Tasks, stop: Sto
                 _ = cut.notified() => tracing::debug!(%peer, "DNS TCP connection closed for a new one"),
                 _ = stop.stopped() => {}
             }
-            tcp.waiting.leave(&place);
+            tcp.waiting.done(&place);
         });
     }
 }
