@@ -396,3 +396,256 @@ fn strangers_cannot_keep_a_listed_relay_out_nor_make_the_tracker_hold_much() {
     drop(held);
     t.stop();
 }
+
+/// Unix seconds now.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// Fills a flight log before lobby opens it: one flight of `positions` positions
+/// (`LONG1`), `MANY` flying 150 flights of as many models, and a server with 3,000
+/// samples in the last day. Returns the long flight's id and its first and last times.
+fn fill(url: &str, positions: i64) -> (i64, i64, i64) {
+    use flightlog::flights::{Fix, Op, Totals};
+    use flightlog::store::{ServerSample, Store};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = Store::open(url).await.unwrap();
+        let now = unix_now();
+        let t0 = now - 10 * positions - 3600;
+        let id = store.reserve_flight_ids(1 + 150).await.unwrap();
+        let at = |i: i64| Fix {
+            lat: 63.0 + i as f64 / 100_000.0,
+            lon: -22.0,
+            alt_ft: 1000.0,
+            heading: 0.0,
+        };
+        let mut ops = vec![Op::Open {
+            id,
+            callsign: "LONG1".into(),
+            model: "c172p".into(),
+            relay: "edge".into(),
+            start: t0,
+        }];
+        for i in 0..positions {
+            ops.push(Op::Sample {
+                id,
+                at: t0 + 10 * i,
+                fix: at(i),
+                first: at(0),
+                totals: Totals {
+                    samples: i + 1,
+                    ..Totals::default()
+                },
+            });
+        }
+        let last = t0 + 10 * (positions - 1);
+        ops.push(Op::Close {
+            id,
+            end: last,
+            last: Some(at(positions - 1)),
+            totals: Totals {
+                samples: positions,
+                ..Totals::default()
+            },
+        });
+        for i in 0..150 {
+            ops.push(Op::Open {
+                id: id + 1 + i,
+                callsign: "MANY".into(),
+                model: format!("model{i:03}"),
+                relay: "edge".into(),
+                start: t0 + 100 * i,
+            });
+            ops.push(Op::Close {
+                id: id + 1 + i,
+                end: t0 + 100 * i + 60 + i,
+                last: None,
+                totals: Totals::default(),
+            });
+        }
+        store.apply(&ops).await.unwrap();
+        let samples: Vec<ServerSample> = (0..3000)
+            .map(|i| ServerSample {
+                address: "192.0.2.7:27015".into(),
+                gamedir: "valve".into(),
+                name: None,
+                at: now - 20 * 3000 + 20 * i,
+                players: i % 17,
+                max: 16,
+                map: "crossfire".into(),
+            })
+            .collect();
+        store.record_servers(&samples).await.unwrap();
+        store.close().await;
+        (id, t0, last)
+    })
+}
+
+#[test]
+fn the_flight_log_api_bounds_every_list_and_downsamples_long_tracks() {
+    // Issue 20, item 8. Before: /api/flights/{id} returned every stored position,
+    // /api/callsigns/{cs} every model flown, /api/servers/{addr}/history every sample
+    // since `since`, and the API's reads shared SQLite's one connection with the writer.
+    let dir = tmpdir("bounds");
+    let url = format!("sqlite:{}", dir.join("log.sqlite").display());
+    let (id, first, last) = fill(&url, 10_000);
+    let t = Lobby::start(
+        &[
+            "tracker",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "edge=127.0.0.1",
+            "--database-url",
+            &url,
+            "--http",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    let times = |v: &Value| -> Vec<i64> {
+        v["track"]["properties"]["times"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect()
+    };
+    // A track of 10,000 positions comes back as 2,000, evenly chosen, the first and
+    // the last kept; fewer on asking.
+    let (code, f) = json(http, &format!("/api/flights/{id}"));
+    assert_eq!(code, 200, "{f}");
+    let got = times(&f);
+    assert_eq!(got.len(), 2000);
+    assert_eq!(
+        f["track"]["geometry"]["coordinates"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2000
+    );
+    assert_eq!((got[0], *got.last().unwrap()), (first, last));
+    assert_eq!(f["track"]["properties"]["positions_stored"], 10_000);
+    let gaps: Vec<i64> = got.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(
+        gaps.iter().all(|g| (40..=60).contains(g)),
+        "evenly: every 5th position or so: {:?}",
+        &gaps[..10]
+    );
+    let (_, f) = json(http, &format!("/api/flights/{id}?points=10"));
+    let got = times(&f);
+    assert_eq!(got.len(), 10);
+    assert_eq!((got[0], got[9]), (first, last));
+    for bad in ["points=1", "points=2001", "points=x", "limit=5"] {
+        let (code, v) = json(http, &format!("/api/flights/{id}?{bad}"));
+        assert_eq!(code, 400, "{bad}: {v}");
+    }
+    // A callsign's lists: 20 by default, 100 at most; the totals count every flight.
+    let (_, cs) = json(http, "/api/callsigns/MANY");
+    assert_eq!(cs["flights"], 150, "{cs}");
+    assert_eq!(cs["recent"].as_array().unwrap().len(), 20);
+    assert_eq!(cs["aircraft"].as_array().unwrap().len(), 20);
+    assert_eq!(cs["aircraft"][0]["model"], "model149", "most hours first");
+    let (_, cs) = json(http, "/api/callsigns/MANY?recent=100&aircraft=100");
+    assert_eq!(cs["recent"].as_array().unwrap().len(), 100);
+    assert_eq!(cs["aircraft"].as_array().unwrap().len(), 100);
+    for bad in ["recent=101", "aircraft=0", "bogus=1"] {
+        assert_eq!(
+            json(http, &format!("/api/callsigns/MANY?{bad}")).0,
+            400,
+            "{bad}"
+        );
+    }
+    // A server's samples: the newest 1,000 by default, 5,000 at most.
+    let (_, h) = json(http, "/api/servers/192.0.2.7:27015/history");
+    let s = h["samples"].as_array().unwrap();
+    assert_eq!(s.len(), 1000);
+    assert!(
+        s[0]["time"].as_i64() < s[999]["time"].as_i64(),
+        "in time order"
+    );
+    let (_, h) = json(
+        http,
+        "/api/servers/192.0.2.7:27015/history?since=0&limit=5000",
+    );
+    assert_eq!(h["samples"].as_array().unwrap().len(), 3000);
+    assert_eq!(
+        json(http, "/api/servers/192.0.2.7:27015/history?limit=5001").0,
+        400
+    );
+    // Flight pages: 500 at most.
+    assert_eq!(json(http, "/api/flights?limit=501").0, 400);
+    let (_, p) = json(http, "/api/flights?limit=500");
+    assert_eq!(p["flights"].as_array().unwrap().len(), 151);
+
+    // The writer keeps writing while readers read long tracks: a relay reports a
+    // two-minute flight through the tracker and it is recorded at once.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let (code, _) = http_get(http, &format!("/api/flights/{id}"));
+                    assert_eq!(code, 200);
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let mut s = TcpStream::connect(tracker).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0")
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"IDENTIFIED edge\0");
+    let now = unix_now();
+    let fmt = time_fmt;
+    let mut msg = format!("CONNECT READER1 test c172p {}", fmt(now - 120));
+    for i in 0..=12 {
+        msg.push_str(&format!(
+            "\nPOSITION READER1 test 63.9 -22.6 1000 90 0 0 {}",
+            fmt(now - 120 + 10 * i)
+        ));
+    }
+    msg.push_str(&format!("\nDISCONNECT READER1 test c172p {}\0", fmt(now)));
+    let sent = Instant::now();
+    s.write_all(msg.as_bytes()).unwrap();
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"OK\0");
+    let v = json_until(
+        http,
+        "/api/flights?callsign=READER1",
+        "READER1's flight",
+        |v| v["flights"][0]["end"].is_i64(),
+    );
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "recorded after {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(v["flights"][0]["samples"], 13, "{v}");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let reads: i32 = readers.into_iter().map(|r| r.join().unwrap()).sum();
+    assert!(reads > 0);
+    let (_, st) = json(http, "/stats");
+    assert_eq!(st["history"]["write_errors"], 0, "{st}");
+    t.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// fgms's time format, `YYYY-MM-DD HH:MM:SS` (UTC).
+fn time_fmt(t: i64) -> String {
+    tracker::message::format_time(t)
+}
