@@ -2,7 +2,7 @@
 //! real PostgreSQL (a throwaway cluster on a Unix socket, started and stopped here:
 //! Debian's `postgresql` package, which `scripts/ci-deps` installs).
 
-use flightlog::flights::{Fix, Flights, Op, Report};
+use flightlog::flights::{Fix, Flights, Limits, Op, Report};
 use flightlog::store::{track_rows, Backend, FlightQuery, ServerSample, Store, MAX_TRACK_POINTS};
 
 #[path = "pg/mod.rs"]
@@ -27,6 +27,13 @@ fn fix(lat: f64, alt_ft: f64) -> Fix {
     }
 }
 
+fn at_once() -> Limits {
+    Limits {
+        min_secs: 0,
+        ..Limits::default()
+    }
+}
+
 /// A flight of `secs` seconds at one position per second, 360 kt north.
 fn fly(fl: &mut Flights, cs: &str, model: &str, start: i64, secs: i64) -> Vec<Op> {
     let mut ops = Vec::new();
@@ -36,6 +43,7 @@ fn fly(fl: &mut Flights, cs: &str, model: &str, start: i64, secs: i64) -> Vec<Op
             model: model.into(),
             relay: "lobby".into(),
             at: start,
+            source: None,
         },
         &mut ops,
     );
@@ -67,7 +75,9 @@ async fn every_case(url: &str, backend: Backend) {
     assert_eq!(store.backend(), backend);
     assert_eq!(store.next_flight_id().await.unwrap(), 1);
     // Ids in blocks the store reserves for this writer, as lobby's writer takes them.
-    let mut fl = Flights::with_id_blocks(100);
+    // Every session a row at once: these flights are short (the rule that holds
+    // them back is tested in flights.rs and tests/flights.rs).
+    let mut fl = Flights::with_id_blocks(100).with_limits(at_once());
     fl.add_ids(store.reserve_flight_ids(100).await.unwrap(), 100);
     // A 60 s flight: 7 samples (every 10 s), 6 nm, highest 1060 ft.
     let ops = fly(&mut fl, "TEST1", "c172p", 1_000_000, 60);
@@ -404,7 +414,8 @@ async fn readers_never_make_the_writer_wait() {
         .collect();
     tokio::time::sleep(one_read / 2).await;
     // Meanwhile the writer commits small batches, each within a fraction of one read.
-    let mut fl = Flights::new(store.reserve_flight_ids(1000).await.unwrap(), 100);
+    let mut fl =
+        Flights::new(store.reserve_flight_ids(1000).await.unwrap(), 100).with_limits(at_once());
     let mut slowest = Duration::ZERO;
     let mut writes = 0;
     while Instant::now() < until {

@@ -110,6 +110,10 @@ pub mod families {
             "lobby_relay_session_events_dropped_total",
             "Pilot session events (for the tracker and the flight log) dropped because their reader fell behind.",
         );
+        SESSION_EVENTS_SHED = Family::counter(
+            "lobby_relay_session_events_shed_total",
+            "Pilot session events not passed to the tracker and the flight log: the pilot or its address had begun too many sessions (a model or callsign flip-flop).",
+        );
         DATAGRAMS_DROPPED = Family::counter(
             "lobby_relay_datagrams_dropped_total",
             "Datagrams the relay dropped, by reason.",
@@ -256,6 +260,9 @@ telemetry::fields! {
         pub tracker_backlog => TRACKER_BACKLOG_MESSAGES;
         /// 1 while the tracker has identified the relay (gauge).
         pub tracker_connected => TRACKER_CONNECTED;
+        /// Session events not passed on (counted by the pilot feed): the pilot (its
+        /// address and callsign) or its address had used its share of sessions.
+        pub session_events_shed => SESSION_EVENTS_SHED;
     }
     tail drops: Drops;
 }
@@ -313,7 +320,7 @@ mod tests {
         assert_eq!(snap.len(), Stats::TABLE.counters.len());
         assert_eq!(snap[28], ("tracker_connected", 7));
         for (i, r) in DropReason::ALL.into_iter().enumerate() {
-            assert_eq!(snap[29 + i], (r.name(), i as u64 + 1));
+            assert_eq!(snap[30 + i], (r.name(), i as u64 + 1));
             assert_eq!(s.dropped(r), i as u64 + 1);
         }
         assert_eq!(s.dropped_total(), (1..=19).sum::<u64>());

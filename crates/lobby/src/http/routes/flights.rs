@@ -25,12 +25,9 @@ use std::collections::BTreeMap;
 
 type Params = Result<Query<BTreeMap<String, String>>, QueryRejection>;
 
-/// The integer parameters `allowed` names, or a `400` naming what is wrong.
-fn ints(q: Params, allowed: &[(&str, i64, i64, i64)]) -> Result<Vec<i64>, Response> {
-    let q = q
-        .map(|Query(m)| m)
-        .map_err(|e| error(StatusCode::BAD_REQUEST, e.body_text()))?;
-    int_params(&q, allowed).map_err(|e| error(StatusCode::BAD_REQUEST, e))
+/// The integer parameters `allowed` names, or what is wrong with them.
+fn ints(q: Params, allowed: &[(&str, i64, i64, i64)]) -> Result<Vec<i64>, String> {
+    int_params(&q.map(|Query(m)| m).map_err(|e| e.body_text())?, allowed)
 }
 
 fn no_log() -> Response {
@@ -142,7 +139,7 @@ pub async fn flight(State(s): State<AppState>, Path(id): Path<String>, q: Params
     };
     let points = match ints(q, &[("points", MAX_TRACK_POINTS, 2, MAX_TRACK_POINTS)]) {
         Ok(v) => v[0],
-        Err(e) => return e,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
     let row = match h.store.flight(id).await {
         Ok(Some(r)) => r,
@@ -191,7 +188,7 @@ pub async fn callsign(State(s): State<AppState>, Path(cs): Path<String>, q: Para
         ],
     ) {
         Ok(v) => (v[0], v[1]),
-        Err(e) => return e,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
     let t = udp::time::unix_secs();
     let totals = match h.store.callsign(&cs, t, aircraft).await {
@@ -259,7 +256,7 @@ pub async fn server_history(
         ],
     ) {
         Ok(v) => (v[0], v[1]),
-        Err(e) => return e,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
     match h.store.server_history(&addr, since, limit).await {
         Ok(Some((first_seen, last_seen, name, samples))) => Json(ServerHistoryBody {
