@@ -78,7 +78,8 @@ pub struct TrackFeature {
     /// The track.
     pub geometry: LineString,
     /// `times` (Unix seconds) and `headings` (degrees), one per position; `id`,
-    /// `callsign`.
+    /// `callsign`; `positions_stored` (more than the positions here when the track
+    /// was downsampled).
     pub properties: BTreeMap<String, serde_json::Value>,
 }
 
@@ -117,9 +118,10 @@ pub struct CallsignBody {
     pub hours: f64,
     /// Nautical miles flown.
     pub distance_nm: f64,
-    /// Models flown, most hours first.
+    /// Models flown, most hours first (the first `aircraft=`, 20 by default, 100 at
+    /// most).
     pub aircraft: Vec<AircraftTotals>,
-    /// The latest flights, newest first (at most 20).
+    /// The latest flights, newest first (`recent=`, 20 by default, 100 at most).
     pub recent: Vec<FlightEntry>,
 }
 
@@ -149,16 +151,24 @@ pub struct ServerHistoryBody {
     pub first_seen: i64,
     /// Last seen listed, Unix seconds.
     pub last_seen: i64,
-    /// Samples since `since`, in time order (one every 5 minutes by default).
+    /// Samples since `since`, in time order (one every 5 minutes by default): the
+    /// newest `limit=` (1,000 by default, 5,000 at most).
     pub samples: Vec<ServerSamplePoint>,
 }
 
-/// The GeoJSON Feature of a track: `(time, lat, lon, alt_ft, heading)` per position.
-pub fn track_feature(id: i64, callsign: &str, track: &[(i64, f64, f64, f64, f64)]) -> TrackFeature {
+/// The GeoJSON Feature of a track: `(time, lat, lon, alt_ft, heading)` per position,
+/// downsampled from `stored` positions.
+pub fn track_feature(
+    id: i64,
+    callsign: &str,
+    track: &[(i64, f64, f64, f64, f64)],
+    stored: i64,
+) -> TrackFeature {
     const M_PER_FT: f64 = 0.3048;
     let mut p = BTreeMap::new();
     p.insert("id".into(), id.into());
     p.insert("callsign".into(), callsign.into());
+    p.insert("positions_stored".into(), stored.into());
     p.insert(
         "times".into(),
         track.iter().map(|t| t.0).collect::<Vec<_>>().into(),
@@ -197,6 +207,41 @@ pub struct FlightFilter {
 
 /// Largest page.
 pub const MAX_LIMIT: i64 = 500;
+/// The latest flights `/api/callsigns/{callsign}` lists by default (`recent=`).
+pub const DEFAULT_RECENT: i64 = 20;
+/// The most `recent=` may ask for.
+pub const MAX_RECENT: i64 = 100;
+/// The models `/api/callsigns/{callsign}` lists by default (`aircraft=`; at most
+/// the store's `MAX_AIRCRAFT`, 100).
+pub const DEFAULT_AIRCRAFT: i64 = 20;
+/// Samples `/api/servers/{addr}/history` returns by default (`limit=`, at most the
+/// store's `MAX_SERVER_SAMPLES`, 5,000; a day at the default 5-minute interval is 288).
+pub const DEFAULT_SERVER_SAMPLES: i64 = 1000;
+
+/// The integer parameters `allowed` names, each `(key, default, least, most)`, read
+/// from `q` in that order; an unknown key, a value that is not an integer, or one out
+/// of its range is an error naming it.
+pub fn int_params(
+    q: &BTreeMap<String, String>,
+    allowed: &[(&str, i64, i64, i64)],
+) -> Result<Vec<i64>, String> {
+    let mut out: Vec<i64> = allowed.iter().map(|a| a.1).collect();
+    for (k, v) in q {
+        let Some(i) = allowed.iter().position(|a| a.0 == k) else {
+            let names: Vec<&str> = allowed.iter().map(|a| a.0).collect();
+            return Err(format!("unknown parameter {k:?} ({})", names.join(", ")));
+        };
+        let (_, _, lo, hi) = allowed[i];
+        let n = v
+            .parse::<i64>()
+            .map_err(|_| format!("{k} must be an integer, got {v:?}"))?;
+        if !(lo..=hi).contains(&n) {
+            return Err(format!("{k} must be {lo} to {hi}, got {n}"));
+        }
+        out[i] = n;
+    }
+    Ok(out)
+}
 
 impl FlightFilter {
     /// Reads the query parameters; an unknown key or a bad value is an error
@@ -247,6 +292,7 @@ mod tests {
                 (100, 63.9, -22.6, 1000.0, 280.0),
                 (110, 64.0, -22.5, 2000.0, 281.0),
             ],
+            2,
         );
         let v = serde_json::to_value(&f).unwrap();
         assert_eq!(v["type"], "Feature");
@@ -285,5 +331,31 @@ mod tests {
         assert!(q(&[("limit", "501")]).unwrap_err().contains("limit"));
         assert!(q(&[("since", "yesterday")]).unwrap_err().contains("since"));
         assert!(q(&[("bogus", "1")]).unwrap_err().contains("bogus"));
+    }
+
+    #[test]
+    fn integer_parameters_have_defaults_and_ranges() {
+        let q = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let allowed = [("recent", 20, 1, 100), ("aircraft", 20, 1, 100)];
+        assert_eq!(int_params(&q(&[]), &allowed).unwrap(), [20, 20]);
+        assert_eq!(
+            int_params(&q(&[("aircraft", "100")]), &allowed).unwrap(),
+            [20, 100]
+        );
+        let e = int_params(&q(&[("recent", "101")]), &allowed).unwrap_err();
+        assert_eq!(e, "recent must be 1 to 100, got 101");
+        let e = int_params(&q(&[("points", "5")]), &allowed).unwrap_err();
+        assert!(
+            e.contains("points") && e.contains("recent, aircraft"),
+            "{e}"
+        );
+        assert!(int_params(&q(&[("recent", "x")]), &allowed)
+            .unwrap_err()
+            .contains("integer"));
     }
 }

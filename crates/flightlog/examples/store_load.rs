@@ -41,6 +41,7 @@ async fn main() -> anyhow::Result<()> {
                         model: "Aircraft/c172p/Models/c172p.xml".into(),
                         relay: "bench".into(),
                         at,
+                        source: Some(cs.clone()),
                     },
                     &mut ops,
                 );

@@ -2,6 +2,16 @@
 //! chosen by the URL, through sqlx's `Any` driver: one code path, one set of
 //! migrations (`migrations/`, portable SQL), `$N` placeholders (both accept them).
 //! Writes come in batches ([`Store::apply`]: one transaction); reads serve the API.
+//!
+//! **Readers never starve the writer.** SQLite runs in WAL mode: the writer keeps one
+//! connection of its own, and the API reads through a separate pool of
+//! [`READ_CONNECTIONS`] read-only (`query_only`) connections, which WAL lets read
+//! while the writer commits. PostgreSQL keeps one pool for both (its readers never
+//! block its writer). Every list a read returns is bounded: [`MAX_FLIGHTS`] flights a
+//! page, [`MAX_TRACK_POINTS`] positions a track (a longer track is downsampled:
+//! [`track_rows`]), [`MAX_AIRCRAFT`] models a callsign, [`MAX_SERVER_SAMPLES`] samples
+//! a server; and the flight list's SQL names only the filters given, so a callsign is
+//! found through its index ([`flights_sql`], [`Store::query_plan`]).
 
 use crate::flights::{Fix, Op};
 use anyhow::{Context, Result};
@@ -91,9 +101,31 @@ pub struct CallsignTotals {
 /// The flight log's database.
 #[derive(Debug, Clone)]
 pub struct Store {
+    /// The writer's: one connection with SQLite (its one writer), the only pool with
+    /// PostgreSQL.
     pool: AnyPool,
+    /// The API's: SQLite's separate read-only pool (WAL); with PostgreSQL the same
+    /// pool as the writer's.
+    read: AnyPool,
     backend: Backend,
 }
+
+/// SQLite connections the API reads through (beside the writer's one).
+pub const READ_CONNECTIONS: u32 = 4;
+/// Flights a page at most (`/api/flights?limit=`; the API's default is 50).
+pub const MAX_FLIGHTS: i64 = 500;
+/// Positions a track at most (`/api/flights/{id}?points=`, also the default): a
+/// longer track is downsampled ([`track_rows`]).
+pub const MAX_TRACK_POINTS: i64 = 2000;
+/// Models a callsign's totals list at most (most hours first).
+pub const MAX_AIRCRAFT: i64 = 100;
+/// Samples of a server's history at most (the newest ones).
+pub const MAX_SERVER_SAMPLES: i64 = 5000;
+/// A SQLite connection waits this long for a lock before it gives up.
+const SQLITE_BUSY_MS: u32 = 5000;
+/// SQLite's WAL file is truncated to this size after a checkpoint (it keeps its
+/// largest size otherwise).
+const SQLITE_WAL_LIMIT: i64 = 64 << 20;
 
 fn fix_at(row: &AnyRow, prefix: &str) -> Result<Option<Fix>> {
     let lat: Option<f64> = row.try_get(format!("{prefix}_lat").as_str())?;
@@ -157,6 +189,54 @@ fn insert_positions_sql(rows: usize) -> String {
 
 const FLIGHT_COLUMNS: &str = "id, callsign, model, relay, start_time, end_time, start_lat, start_lon, start_alt_ft, end_lat, end_lon, end_alt_ft, distance_nm, max_alt_ft, samples";
 
+/// The SQL of a flight list: a condition for each filter `q` gives and none for the
+/// others (a `($1 IS NULL OR callsign = $1)` form made SQLite scan the whole table
+/// even for a callsign), newest first. Placeholders in order: callsign, since,
+/// until, before (those given), then the limit.
+pub fn flights_sql(q: &FlightQuery) -> String {
+    let mut conds: Vec<String> = Vec::new();
+    let mut n = 0;
+    let mut next = || {
+        n += 1;
+        n
+    };
+    if q.callsign.is_some() {
+        conds.push(format!("callsign = ${}", next()));
+    }
+    if q.since.is_some() {
+        conds.push(format!("(end_time IS NULL OR end_time >= ${})", next()));
+    }
+    if q.until.is_some() {
+        conds.push(format!("start_time <= ${}", next()));
+    }
+    if q.before.is_some() {
+        conds.push(format!("id < ${}", next()));
+    }
+    let filter = if conds.is_empty() {
+        String::new()
+    } else {
+        format!(" WHERE {}", conds.join(" AND "))
+    };
+    format!(
+        "SELECT {FLIGHT_COLUMNS} FROM flights{filter} ORDER BY id DESC LIMIT ${}",
+        next()
+    )
+}
+
+/// Which of `n` positions (0-based, in time order) a track of at most `max` points
+/// keeps: all when `n <= max`; otherwise `max` of them evenly spread, the first and
+/// the last always, row `i` being the first whose `i * (max-1) / (n-1)` (integer
+/// division) reaches a new value. [`Store::track`] runs the same rule in SQL.
+pub fn track_rows(n: i64, max: i64) -> Vec<i64> {
+    let max = max.max(2);
+    if n <= max {
+        return (0..n).collect();
+    }
+    (0..n)
+        .filter(|&i| i == 0 || (i * (max - 1)) / (n - 1) > ((i - 1) * (max - 1)) / (n - 1))
+        .collect()
+}
+
 impl Store {
     /// Opens (creating a SQLite file when missing) and migrates.
     pub async fn open(url: &str) -> Result<Store> {
@@ -170,27 +250,69 @@ impl Store {
             }
             _ => url.to_string(),
         };
+        let sqlite = backend == Backend::Sqlite;
         let pool = AnyPoolOptions::new()
-            // SQLite has one writer: one connection serialises everything cleanly.
-            .max_connections(if backend == Backend::Sqlite { 1 } else { 4 })
+            // SQLite has one writer: one connection serialises the writes cleanly.
+            .max_connections(if sqlite { 1 } else { 4 })
             .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if sqlite {
+                        // Per connection: a connection the pool opens again (idle,
+                        // lifetime) gets them too.
+                        for p in [
+                            format!("PRAGMA busy_timeout = {SQLITE_BUSY_MS}"),
+                            "PRAGMA synchronous = NORMAL".to_string(),
+                            format!("PRAGMA journal_size_limit = {SQLITE_WAL_LIMIT}"),
+                        ] {
+                            sqlx::query(&p).execute(&mut *conn).await?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
             .connect(&url)
             .await
             .with_context(|| format!("cannot open the flight log at {}", redact(&url)))?;
-        if backend == Backend::Sqlite {
+        if sqlite {
+            // Kept in the file: every later connection (the readers') is in WAL mode.
             sqlx::query("PRAGMA journal_mode = WAL")
                 .execute(&pool)
                 .await
                 .context("cannot switch the flight log to WAL")?;
-            sqlx::query("PRAGMA synchronous = NORMAL")
-                .execute(&pool)
-                .await?;
         }
         MIGRATOR
             .run(&pool)
             .await
             .context("cannot migrate the flight log")?;
-        Ok(Store { pool, backend })
+        let read = if sqlite {
+            AnyPoolOptions::new()
+                .max_connections(READ_CONNECTIONS)
+                .acquire_timeout(Duration::from_secs(10))
+                .after_connect(|conn, _| {
+                    Box::pin(async move {
+                        for p in [
+                            format!("PRAGMA busy_timeout = {SQLITE_BUSY_MS}"),
+                            "PRAGMA query_only = ON".to_string(),
+                        ] {
+                            sqlx::query(&p).execute(&mut *conn).await?;
+                        }
+                        Ok(())
+                    })
+                })
+                .connect(&url)
+                .await
+                .with_context(|| {
+                    format!("cannot open the flight log at {} to read", redact(&url))
+                })?
+        } else {
+            pool.clone()
+        };
+        Ok(Store {
+            pool,
+            read,
+            backend,
+        })
     }
 
     /// Which database this is.
@@ -371,20 +493,45 @@ impl Store {
         Ok(n)
     }
 
-    /// Flights, newest first.
+    /// Flights, newest first: at most `q.limit` (capped at [`MAX_FLIGHTS`]).
     pub async fn flights(&self, q: &FlightQuery) -> Result<Vec<FlightRow>> {
-        let sql = format!(
-            "SELECT {FLIGHT_COLUMNS} FROM flights WHERE ($1 IS NULL OR callsign = $1) AND ($2 IS NULL OR end_time IS NULL OR end_time >= $2) AND ($3 IS NULL OR start_time <= $3) AND ($4 IS NULL OR id < $4) ORDER BY id DESC LIMIT $5"
-        );
-        let rows = sqlx::query(&sql)
-            .bind(q.callsign.as_deref())
-            .bind(q.since)
-            .bind(q.until)
-            .bind(q.before)
-            .bind(q.limit)
-            .fetch_all(&self.pool)
+        let sql = flights_sql(q);
+        let mut query = sqlx::query(&sql);
+        if let Some(c) = &q.callsign {
+            query = query.bind(c.as_str());
+        }
+        for v in [q.since, q.until, q.before].into_iter().flatten() {
+            query = query.bind(v);
+        }
+        let rows = query
+            .bind(q.limit.clamp(1, MAX_FLIGHTS))
+            .fetch_all(&self.read)
             .await?;
         rows.iter().map(flight_row).collect()
+    }
+
+    /// SQLite's plan for [`Store::flights`] of `q` (`EXPLAIN QUERY PLAN`'s `detail`
+    /// lines, e.g. `SEARCH flights USING INDEX flights_by_callsign_id (callsign=?)`);
+    /// empty with PostgreSQL. What the tests check, and an operator may look at.
+    pub async fn query_plan(&self, q: &FlightQuery) -> Result<Vec<String>> {
+        if self.backend != Backend::Sqlite {
+            return Ok(Vec::new());
+        }
+        let sql = format!("EXPLAIN QUERY PLAN {}", flights_sql(q));
+        let mut query = sqlx::query(&sql);
+        if let Some(c) = &q.callsign {
+            query = query.bind(c.as_str());
+        }
+        for v in [q.since, q.until, q.before].into_iter().flatten() {
+            query = query.bind(v);
+        }
+        query
+            .bind(q.limit)
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(|r| Ok(r.try_get::<String, _>("detail")?))
+            .collect()
     }
 
     /// One flight.
@@ -392,18 +539,38 @@ impl Store {
         let sql = format!("SELECT {FLIGHT_COLUMNS} FROM flights WHERE id = $1");
         let row = sqlx::query(&sql)
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(&self.read)
             .await?;
         row.as_ref().map(flight_row).transpose()
     }
 
-    /// A flight's stored positions, in time order.
-    pub async fn track(&self, id: i64) -> Result<Vec<(i64, Fix)>> {
-        let rows = sqlx::query("SELECT time, lat, lon, alt_ft, heading FROM flight_positions WHERE flight_id = $1 ORDER BY time")
-            .bind(id)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
+    /// A flight's stored positions, in time order, at most `max_points` of them
+    /// (capped at [`MAX_TRACK_POINTS`], at least 2): a longer track is downsampled as
+    /// [`track_rows`] chooses, in the database. Also returns how many are stored.
+    pub async fn track(&self, id: i64, max_points: i64) -> Result<(Vec<(i64, Fix)>, i64)> {
+        let max = max_points.clamp(2, MAX_TRACK_POINTS);
+        // Row rn (0-based, in time order) of n is kept when n <= max, or when it is
+        // the first row of its share: floor(rn * (max-1) / (n-1)) differs from the
+        // previous row's (integer division on both databases). The first and the last
+        // rows are always kept; `track_rows` is the same rule in Rust.
+        let rows = sqlx::query(
+            "SELECT time, lat, lon, alt_ft, heading, n FROM (\
+             SELECT time, lat, lon, alt_ft, heading, \
+             ROW_NUMBER() OVER (ORDER BY time) - 1 AS rn, COUNT(*) OVER () AS n \
+             FROM flight_positions WHERE flight_id = $1) t \
+             WHERE n <= $2 OR rn = 0 OR (rn * ($2 - 1)) / NULLIF(n - 1, 0) > ((rn - 1) * ($2 - 1)) / NULLIF(n - 1, 0) \
+             ORDER BY time",
+        )
+        .bind(id)
+        .bind(max)
+        .fetch_all(&self.read)
+        .await?;
+        let stored = match rows.first() {
+            Some(r) => r.try_get::<i64, _>("n")?,
+            None => 0,
+        };
+        let track = rows
+            .iter()
             .map(|r| {
                 Ok((
                     r.try_get("time")?,
@@ -415,50 +582,65 @@ impl Store {
                     },
                 ))
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok((track, stored))
     }
 
-    /// A callsign's totals; open flights count up to `now`.
-    pub async fn callsign(&self, callsign: &str, now: i64) -> Result<CallsignTotals> {
-        let rows = sqlx::query("SELECT model, COUNT(*) AS n, CAST(SUM(COALESCE(end_time, $2) - start_time) AS BIGINT) AS secs, SUM(distance_nm) AS nm FROM flights WHERE callsign = $1 GROUP BY model")
+    /// A callsign's totals; open flights count up to `now`; its `aircraft` the
+    /// `max_aircraft` models flown longest (capped at [`MAX_AIRCRAFT`]).
+    pub async fn callsign(
+        &self,
+        callsign: &str,
+        now: i64,
+        max_aircraft: i64,
+    ) -> Result<CallsignTotals> {
+        let all = sqlx::query("SELECT COUNT(*) AS n, CAST(COALESCE(SUM(COALESCE(end_time, $2) - start_time), 0) AS BIGINT) AS secs, CAST(COALESCE(SUM(distance_nm), 0) AS DOUBLE PRECISION) AS nm FROM flights WHERE callsign = $1")
             .bind(callsign)
             .bind(now)
-            .fetch_all(&self.pool)
+            .fetch_one(&self.read)
             .await?;
-        let mut t = CallsignTotals::default();
+        let mut t = CallsignTotals {
+            flights: all.try_get("n")?,
+            hours: all.try_get::<i64, _>("secs")? as f64 / 3600.0,
+            distance_nm: all.try_get("nm")?,
+            aircraft: Vec::new(),
+        };
+        let rows = sqlx::query("SELECT model, COUNT(*) AS n, CAST(SUM(COALESCE(end_time, $2) - start_time) AS BIGINT) AS secs FROM flights WHERE callsign = $1 GROUP BY model ORDER BY secs DESC, model LIMIT $3")
+            .bind(callsign)
+            .bind(now)
+            .bind(max_aircraft.clamp(1, MAX_AIRCRAFT))
+            .fetch_all(&self.read)
+            .await?;
         for r in &rows {
             let n: i64 = r.try_get("n")?;
             let secs: i64 = r.try_get("secs")?;
-            let nm: f64 = r.try_get("nm")?;
-            t.flights += n;
-            t.hours += secs as f64 / 3600.0;
-            t.distance_nm += nm;
             t.aircraft
                 .push((r.try_get("model")?, n, secs as f64 / 3600.0));
         }
-        t.aircraft
-            .sort_by(|a, b| b.2.total_cmp(&a.2).then(a.0.cmp(&b.0)));
         Ok(t)
     }
 
-    /// A server's first and last seen, name, and samples since `since`.
+    /// A server's first and last seen, name, and its newest `limit` samples (capped
+    /// at [`MAX_SERVER_SAMPLES`]) at or after `since`, in time order.
     pub async fn server_history(
         &self,
         address: &str,
         since: i64,
+        limit: i64,
     ) -> Result<Option<(i64, i64, Option<String>, Vec<(i64, i64, i64, String)>)>> {
         let Some(s) =
             sqlx::query("SELECT first_seen, last_seen, name FROM servers WHERE address = $1")
                 .bind(address)
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.read)
                 .await?
         else {
             return Ok(None);
         };
-        let samples = sqlx::query("SELECT time, players, max, map FROM server_samples WHERE address = $1 AND time >= $2 ORDER BY time")
+        let mut samples = sqlx::query("SELECT time, players, max, map FROM server_samples WHERE address = $1 AND time >= $2 ORDER BY time DESC LIMIT $3")
             .bind(address)
             .bind(since)
-            .fetch_all(&self.pool)
+            .bind(limit.clamp(1, MAX_SERVER_SAMPLES))
+            .fetch_all(&self.read)
             .await?
             .iter()
             .map(|r| {
@@ -470,6 +652,7 @@ impl Store {
                 ))
             })
             .collect::<Result<Vec<_>>>()?;
+        samples.reverse();
         Ok(Some((
             s.try_get("first_seen")?,
             s.try_get("last_seen")?,
@@ -478,29 +661,28 @@ impl Store {
         )))
     }
 
-    /// The database's size on disk, bytes (SQLite: pages × page size after a
-    /// checkpoint; PostgreSQL: `pg_database_size` of the current database).
+    /// The database's size, bytes (SQLite: its pages × the page size, what the
+    /// file holds once the WAL is checkpointed; PostgreSQL: `pg_database_size` of the
+    /// current database). Read through the readers' pool: it never waits for the writer.
     pub async fn size_bytes(&self) -> Result<i64> {
         let row = match self.backend {
-            Backend::Sqlite => {
-                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-                    .execute(&self.pool)
-                    .await?;
-                sqlx::query("SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()")
-                    .fetch_one(&self.pool)
-                    .await?
-            }
+            Backend::Sqlite => sqlx::query(
+                "SELECT page_count * page_size AS n FROM pragma_page_count(), pragma_page_size()",
+            )
+            .fetch_one(&self.read)
+            .await?,
             Backend::Postgres => {
                 sqlx::query("SELECT pg_database_size(current_database()) AS n")
-                    .fetch_one(&self.pool)
+                    .fetch_one(&self.read)
                     .await?
             }
         };
         Ok(row.try_get("n")?)
     }
 
-    /// Closes the pool (pending writes are done: every write awaits its commit).
+    /// Closes the pools (pending writes are done: every write awaits its commit).
     pub async fn close(&self) {
+        self.read.close().await;
         self.pool.close().await;
     }
 }

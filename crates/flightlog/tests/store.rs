@@ -2,8 +2,8 @@
 //! real PostgreSQL (a throwaway cluster on a Unix socket, started and stopped here:
 //! Debian's `postgresql` package, which `scripts/ci-deps` installs).
 
-use flightlog::flights::{Fix, Flights, Op, Report};
-use flightlog::store::{Backend, FlightQuery, ServerSample, Store};
+use flightlog::flights::{Fix, Flights, Limits, Op, Report};
+use flightlog::store::{track_rows, Backend, FlightQuery, ServerSample, Store, MAX_TRACK_POINTS};
 
 #[path = "pg/mod.rs"]
 mod pg;
@@ -27,6 +27,13 @@ fn fix(lat: f64, alt_ft: f64) -> Fix {
     }
 }
 
+fn at_once() -> Limits {
+    Limits {
+        min_secs: 0,
+        ..Limits::default()
+    }
+}
+
 /// A flight of `secs` seconds at one position per second, 360 kt north.
 fn fly(fl: &mut Flights, cs: &str, model: &str, start: i64, secs: i64) -> Vec<Op> {
     let mut ops = Vec::new();
@@ -36,6 +43,7 @@ fn fly(fl: &mut Flights, cs: &str, model: &str, start: i64, secs: i64) -> Vec<Op
             model: model.into(),
             relay: "lobby".into(),
             at: start,
+            source: None,
         },
         &mut ops,
     );
@@ -67,7 +75,9 @@ async fn every_case(url: &str, backend: Backend) {
     assert_eq!(store.backend(), backend);
     assert_eq!(store.next_flight_id().await.unwrap(), 1);
     // Ids in blocks the store reserves for this writer, as lobby's writer takes them.
-    let mut fl = Flights::with_id_blocks(100);
+    // Every session a row at once: these flights are short (the rule that holds
+    // them back is tested in flights.rs and tests/flights.rs).
+    let mut fl = Flights::with_id_blocks(100).with_limits(at_once());
     fl.add_ids(store.reserve_flight_ids(100).await.unwrap(), 100);
     // A 60 s flight: 7 samples (every 10 s), 6 nm, highest 1060 ft.
     let ops = fly(&mut fl, "TEST1", "c172p", 1_000_000, 60);
@@ -83,8 +93,8 @@ async fn every_case(url: &str, backend: Backend) {
     assert_eq!(f.max_alt_ft, Some(1060.0));
     assert_eq!(f.first.map(|x| x.alt_ft), Some(1000.0));
     assert_eq!(f.last.map(|x| x.alt_ft), Some(1060.0));
-    let track = store.track(1).await.unwrap();
-    assert_eq!(track.len(), 7);
+    let (track, stored) = store.track(1, MAX_TRACK_POINTS).await.unwrap();
+    assert_eq!((track.len(), stored), (7, 7));
     assert_eq!(track[1].0, 1_000_010);
     assert!((track[6].1.lat - 63.1).abs() < 1e-9);
 
@@ -125,12 +135,18 @@ async fn every_case(url: &str, backend: Backend) {
     assert_eq!(ids(store.flights(&q).await.unwrap()), [4, 3]);
 
     // A callsign's totals.
-    let t = store.callsign("TEST1", 2_000_000).await.unwrap();
+    let t = store.callsign("TEST1", 2_000_000, 20).await.unwrap();
     assert_eq!(t.flights, 3);
     assert!((t.hours - 120.0 / 3600.0).abs() < 1e-9, "{t:?}");
     assert!((t.distance_nm - 12.0).abs() < 0.05, "{t:?}");
     assert_eq!(t.aircraft[0].0, "c172p");
     assert_eq!(t.aircraft[0].1, 2);
+    // The models listed are bounded; the totals still count every flight.
+    let one = store.callsign("TEST1", 2_000_000, 1).await.unwrap();
+    assert_eq!((one.flights, one.aircraft.len()), (3, 1));
+    assert_eq!(one.aircraft[0], t.aircraft[0]);
+    let none = store.callsign("NOBODY", 2_000_000, 20).await.unwrap();
+    assert_eq!((none.flights, none.hours, none.aircraft.len()), (0, 0.0, 0));
 
     // A flight left open by a process that stopped ends at its last sample.
     let mut ops = Vec::new();
@@ -178,7 +194,7 @@ async fn every_case(url: &str, backend: Backend) {
         .await
         .unwrap();
     let (first, last, name, samples) = store
-        .server_history("192.0.2.7:27015", 0)
+        .server_history("192.0.2.7:27015", 0, 10)
         .await
         .unwrap()
         .unwrap();
@@ -187,8 +203,15 @@ async fn every_case(url: &str, backend: Backend) {
         (1_000_000, 1_000_300, Some("Black Mesa"))
     );
     assert_eq!(samples.iter().map(|s| s.1).collect::<Vec<_>>(), [3, 5]);
+    // At most `limit` samples, the newest, in time order.
+    let (_, _, _, newest) = store
+        .server_history("192.0.2.7:27015", 0, 1)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(newest.iter().map(|s| s.0).collect::<Vec<_>>(), [1_000_300]);
     assert!(store
-        .server_history("192.0.2.8:1", 0)
+        .server_history("192.0.2.8:1", 0, 10)
         .await
         .unwrap()
         .is_none());
@@ -196,7 +219,7 @@ async fn every_case(url: &str, backend: Backend) {
     // Retention: flights that ended before the cut go with their positions.
     let n = store.prune(1_000_250).await.unwrap();
     assert_eq!(n, 3, "flights 1, 2 and 3 ended before the cut");
-    assert!(store.track(1).await.unwrap().is_empty());
+    assert!(store.track(1, 10).await.unwrap().0.is_empty());
     assert_eq!(store.flights(&page(None, 10)).await.unwrap().len(), 3);
     store.close().await;
 
@@ -214,12 +237,71 @@ async fn every_case(url: &str, backend: Backend) {
     again.close().await;
 }
 
+/// Writes one flight of `n` positions, one every 10 s from `t0`; returns its id.
+async fn long_flight(store: &Store, cs: &str, t0: i64, n: i64) -> i64 {
+    let id = store.reserve_flight_ids(1).await.unwrap();
+    let mut ops = vec![Op::Open {
+        id,
+        callsign: cs.into(),
+        model: "c172p".into(),
+        relay: "lobby".into(),
+        start: t0,
+    }];
+    let first = fix(10.0, 0.0);
+    for i in 0..n {
+        ops.push(Op::Sample {
+            id,
+            at: t0 + 10 * i,
+            fix: fix(10.0 + i as f64 / 10_000.0, i as f64),
+            first,
+            totals: flightlog::Totals {
+                samples: i + 1,
+                ..flightlog::Totals::default()
+            },
+        });
+    }
+    store.apply(&ops).await.unwrap();
+    id
+}
+
+/// Issue 20, item 8: a long flight's track comes back downsampled to at most the
+/// points asked for (2,000 at most), evenly chosen, its first and last kept; the
+/// database chooses the same rows as `track_rows`.
+async fn long_tracks(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    let n = 4321;
+    let t0 = 1_500_000;
+    let id = long_flight(&store, "LONG1", t0, n).await;
+    for max in [2, 3, 7, 1000, MAX_TRACK_POINTS, 5000, 10_000] {
+        let (track, stored) = store.track(id, max).await.unwrap();
+        assert_eq!(stored, n);
+        let want: Vec<i64> = track_rows(n, max.min(MAX_TRACK_POINTS))
+            .iter()
+            .map(|i| t0 + 10 * i)
+            .collect();
+        let got: Vec<i64> = track.iter().map(|p| p.0).collect();
+        assert_eq!(got, want, "max {max}");
+        assert_eq!(
+            got.len() as i64,
+            n.min(max).min(MAX_TRACK_POINTS),
+            "max {max}"
+        );
+        assert_eq!((got[0], *got.last().unwrap()), (t0, t0 + 10 * (n - 1)));
+    }
+    // A short track is whole; one position is one point.
+    let short = long_flight(&store, "SHORT", t0, 1).await;
+    let (track, stored) = store.track(short, 2).await.unwrap();
+    assert_eq!((track.len(), stored), (1, 1));
+    store.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_holds_the_flight_log() {
     let dir = tmp("sqlite");
     let url = format!("sqlite:{}", dir.join("log.sqlite").display());
     every_case(&url, Backend::Sqlite).await;
     assert!(dir.join("log.sqlite").exists(), "created on first open");
+    long_tracks(&url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -227,7 +309,144 @@ async fn postgresql_holds_the_flight_log() {
     let pg = Pg::start("cases");
     let started = Instant::now();
     every_case(pg.url(), Backend::Postgres).await;
+    long_tracks(pg.url()).await;
     assert!(started.elapsed() < Duration::from_secs(600));
+}
+
+#[test]
+fn downsampled_tracks_keep_the_first_and_last_and_spread_evenly() {
+    assert_eq!(track_rows(5, 10), [0, 1, 2, 3, 4]);
+    assert_eq!(track_rows(10, 2), [0, 9]);
+    assert_eq!(track_rows(10, 4), [0, 3, 6, 9]);
+    for n in [3, 10, 2001, 4321, 86_400] {
+        for max in [2, 3, 10, 1999, 2000] {
+            let r = track_rows(n, max);
+            assert_eq!(r.len() as i64, n.min(max), "{n} {max}");
+            assert_eq!((r[0], *r.last().unwrap()), (0, n - 1), "{n} {max}");
+            // Evenly: no gap wider than twice the mean one.
+            let widest = r.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+            assert!(
+                widest <= 2 * (n - 1) / (r.len() as i64 - 1).max(1) + 1,
+                "{n} {max}: {widest}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_flight_list_names_only_the_filters_given_and_a_callsign_uses_its_index() {
+    // Issue 20, item 8: `($1 IS NULL OR callsign = $1)` made SQLite scan the whole
+    // table for a callsign (the index was never used).
+    let dir = tmp("plan");
+    let url = format!("sqlite:{}", dir.join("log.sqlite").display());
+    let store = Store::open(&url).await.unwrap();
+    let q = |callsign: Option<&str>, since, until, before| FlightQuery {
+        callsign: callsign.map(str::to_string),
+        since,
+        until,
+        limit: 50,
+        before,
+    };
+    let by_cs = q(Some("TEST1"), None, None, None);
+    let plan = store.query_plan(&by_cs).await.unwrap().join("; ");
+    assert!(
+        plan.contains("USING INDEX flights_by_callsign_id (callsign=?)") && !plan.contains("SCAN"),
+        "{plan}"
+    );
+    assert!(
+        !plan.contains("TEMP B-TREE"),
+        "no sort: the index gives the order: {plan}"
+    );
+    let paged = q(Some("TEST1"), Some(1), Some(2), Some(100));
+    let plan = store.query_plan(&paged).await.unwrap().join("; ");
+    assert!(
+        plan.contains("USING INDEX flights_by_callsign_id (callsign=? AND id<?)"),
+        "{plan}"
+    );
+    assert_eq!(
+        flightlog::store::flights_sql(&paged),
+        "SELECT id, callsign, model, relay, start_time, end_time, start_lat, start_lon, start_alt_ft, end_lat, end_lon, end_alt_ft, distance_nm, max_alt_ft, samples FROM flights WHERE callsign = $1 AND (end_time IS NULL OR end_time >= $2) AND start_time <= $3 AND id < $4 ORDER BY id DESC LIMIT $5"
+    );
+    assert!(flightlog::store::flights_sql(&q(None, None, None, None))
+        .ends_with("FROM flights ORDER BY id DESC LIMIT $1"));
+    assert!(
+        flightlog::store::flights_sql(&q(None, None, Some(5), Some(9)))
+            .ends_with("WHERE start_time <= $1 AND id < $2 ORDER BY id DESC LIMIT $3")
+    );
+    // With every filter but the callsign, the newest come by id without a sort.
+    let plan = store
+        .query_plan(&q(None, None, None, Some(10)))
+        .await
+        .unwrap()
+        .join("; ");
+    assert!(!plan.contains("TEMP B-TREE"), "{plan}");
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn readers_never_make_the_writer_wait() {
+    // Issue 20, item 8: SQLite's one connection served the API's reads and the
+    // writer, so a few slow reads held every write back. Now the reads have their own
+    // pool (WAL lets them read while the writer commits).
+    let dir = tmp("readers");
+    let url = format!("sqlite:{}", dir.join("log.sqlite").display());
+    let store = Store::open(&url).await.unwrap();
+    let id = long_flight(&store, "LONG1", 1_000_000, 200_000).await;
+    let read_once = Instant::now();
+    store.track(id, 2000).await.unwrap();
+    let one_read = read_once.elapsed();
+    // Readers as many as the pool holds, and as many waiting, each reading again and
+    // again for a while.
+    let until = Instant::now() + (one_read * 8).max(Duration::from_millis(1500));
+    let readers: Vec<_> = (0..2 * flightlog::store::READ_CONNECTIONS)
+        .map(|_| {
+            let s = store.clone();
+            tokio::spawn(async move {
+                let mut n = 0;
+                while Instant::now() < until {
+                    s.track(id, 2000).await.unwrap();
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    tokio::time::sleep(one_read / 2).await;
+    // Meanwhile the writer commits small batches, each within a fraction of one read.
+    let mut fl =
+        Flights::new(store.reserve_flight_ids(1000).await.unwrap(), 100).with_limits(at_once());
+    let mut slowest = Duration::ZERO;
+    let mut writes = 0;
+    while Instant::now() < until {
+        let ops = fly(
+            &mut fl,
+            &format!("W{writes}"),
+            "c172p",
+            2_000_000 + writes * 100,
+            5,
+        );
+        let t = Instant::now();
+        store.apply(&ops).await.unwrap();
+        slowest = slowest.max(t.elapsed());
+        writes += 1;
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let mut reads = 0;
+    for r in readers {
+        reads += r.await.unwrap();
+    }
+    assert!(
+        reads >= 2 * flightlog::store::READ_CONNECTIONS as i64,
+        "{reads} reads"
+    );
+    assert!(writes >= 5, "{writes} writes");
+    assert!(
+        slowest < one_read.max(Duration::from_millis(50)) * 2,
+        "a write waited {slowest:?}; one read takes {one_read:?}"
+    );
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

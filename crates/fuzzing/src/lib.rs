@@ -9,6 +9,7 @@ pub mod fgmp_datagram;
 pub mod fgmp_props;
 pub mod fgmp_routing;
 pub mod fgms_conf;
+pub mod flightlog_reports;
 pub mod query_session;
 pub mod relay_engine;
 pub mod serverlist_curated;
@@ -29,6 +30,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("fgmp_props", fgmp_props::run),
     ("fgmp_routing", fgmp_routing::run),
     ("fgms_conf", fgms_conf::run),
+    ("flightlog_reports", flightlog_reports::run),
     ("query_session", query_session::run),
     ("serverlist_curated", serverlist_curated::run),
     ("serverlist_static", serverlist_static::run),

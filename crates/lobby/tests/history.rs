@@ -67,7 +67,7 @@ fn every_case(db: &str, tag: &str) {
              [master]\nlisten = [\"127.0.0.1:0\"]\n[dns]\nlisten = []\n[sim]\ncount = 0\n\
              [http]\nlisten = [\"127.0.0.1:0\"]\n\
              [tracker]\nlisten = [\"127.0.0.1:0\"]\n[[tracker.relay]]\nname = \"edge\"\naddress = \"127.0.0.1\"\n\
-             [history]\ndatabase_url = \"{db}\"\n"
+             [history]\ndatabase_url = \"{db}\"\nmin_flight_secs = 5\n"
         ),
     )
     .unwrap();
@@ -84,7 +84,7 @@ fn every_case(db: &str, tag: &str) {
         &cfg_b,
         format!(
             "[relay]\nname = \"edge\"\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\nplayer_expiry = 2\n\
-             relays = [\"{a_udp}\"]\ntracker = \"{}\"\n[history]\ndatabase_url = \"{db}\"\n",
+             relays = [\"{a_udp}\"]\ntracker = \"{}\"\n[history]\ndatabase_url = \"{db}\"\nmin_flight_secs = 5\n",
             a.addr("tracker", "tcp")
         ),
     )
@@ -242,6 +242,29 @@ fn a_relay_the_tracker_does_not_list_is_refused_and_counted() {
     t.stop();
 }
 
+/// `lobby tracker` on 127.0.0.1 admitting `edge` from 127.0.0.1, its flight log in
+/// `dir`, `history` more lines of its `[history]` table, with HTTP.
+fn tracker_with(dir: &std::path::Path, history: &str) -> Lobby {
+    let cfg = dir.join("tracker.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[tracker]\nlisten = [\"127.0.0.1:0\"]\n[[tracker.relay]]\nname = \"edge\"\naddress = \"127.0.0.1\"\n\
+             [history]\ndatabase_url = \"sqlite:{}\"\n{history}",
+            dir.join("t.sqlite").display()
+        ),
+    )
+    .unwrap();
+    let args = [
+        "tracker",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--http",
+        "127.0.0.1:0",
+    ];
+    Lobby::start(&args, 2)
+}
+
 /// What a tracker answers one raw identification (with `first` as the first message).
 fn identify(tracker: SocketAddr, first: &str) -> String {
     let mut s = TcpStream::connect(tracker).unwrap();
@@ -323,20 +346,8 @@ fn strangers_cannot_keep_a_listed_relay_out_nor_make_the_tracker_hold_much() {
     // the connection cap until they identified (20 s) and kept a listed relay out;
     // an unidentified connection buffered up to 8 MiB without a NUL byte.
     let dir = tmpdir("strangers");
-    let t = Lobby::start(
-        &[
-            "tracker",
-            "--listen",
-            "127.0.0.1:0",
-            "--allow",
-            "edge=127.0.0.1",
-            "--database-url",
-            &format!("sqlite:{}", dir.join("t.sqlite").display()),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        2,
-    );
+    // Every session a flight at once (a CONNECT alone is one here).
+    let t = tracker_with(&dir, "min_flight_secs = 0\n");
     let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
     let mut held = Vec::new();
     for i in 0..300u32 {
@@ -395,4 +406,469 @@ fn strangers_cannot_keep_a_listed_relay_out_nor_make_the_tracker_hold_much() {
     );
     drop(held);
     t.stop();
+}
+
+/// Unix seconds now.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// Fills a flight log before lobby opens it: one flight of `positions` positions
+/// (`LONG1`), `MANY` flying 150 flights of as many models, and a server with 3,000
+/// samples in the last day. Returns the long flight's id and its first and last times.
+fn fill(url: &str, positions: i64) -> (i64, i64, i64) {
+    use flightlog::flights::{Fix, Op, Totals};
+    use flightlog::store::{ServerSample, Store};
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = Store::open(url).await.unwrap();
+        let now = unix_now();
+        let t0 = now - 10 * positions - 3600;
+        let id = store.reserve_flight_ids(1 + 150).await.unwrap();
+        let at = |i: i64| Fix {
+            lat: 63.0 + i as f64 / 100_000.0,
+            lon: -22.0,
+            alt_ft: 1000.0,
+            heading: 0.0,
+        };
+        let mut ops = vec![Op::Open {
+            id,
+            callsign: "LONG1".into(),
+            model: "c172p".into(),
+            relay: "edge".into(),
+            start: t0,
+        }];
+        for i in 0..positions {
+            ops.push(Op::Sample {
+                id,
+                at: t0 + 10 * i,
+                fix: at(i),
+                first: at(0),
+                totals: Totals {
+                    samples: i + 1,
+                    ..Totals::default()
+                },
+            });
+        }
+        let last = t0 + 10 * (positions - 1);
+        ops.push(Op::Close {
+            id,
+            end: last,
+            last: Some(at(positions - 1)),
+            totals: Totals {
+                samples: positions,
+                ..Totals::default()
+            },
+        });
+        for i in 0..150 {
+            ops.push(Op::Open {
+                id: id + 1 + i,
+                callsign: "MANY".into(),
+                model: format!("model{i:03}"),
+                relay: "edge".into(),
+                start: t0 + 100 * i,
+            });
+            ops.push(Op::Close {
+                id: id + 1 + i,
+                end: t0 + 100 * i + 60 + i,
+                last: None,
+                totals: Totals::default(),
+            });
+        }
+        store.apply(&ops).await.unwrap();
+        let samples: Vec<ServerSample> = (0..3000)
+            .map(|i| ServerSample {
+                address: "192.0.2.7:27015".into(),
+                gamedir: "valve".into(),
+                name: None,
+                at: now - 20 * 3000 + 20 * i,
+                players: i % 17,
+                max: 16,
+                map: "crossfire".into(),
+            })
+            .collect();
+        store.record_servers(&samples).await.unwrap();
+        store.close().await;
+        (id, t0, last)
+    })
+}
+
+#[test]
+fn the_flight_log_api_bounds_every_list_and_downsamples_long_tracks() {
+    // Issue 20, item 8. Before: /api/flights/{id} returned every stored position,
+    // /api/callsigns/{cs} every model flown, /api/servers/{addr}/history every sample
+    // since `since`, and the API's reads shared SQLite's one connection with the writer.
+    let dir = tmpdir("bounds");
+    let url = format!("sqlite:{}", dir.join("log.sqlite").display());
+    let (id, first, last) = fill(&url, 10_000);
+    let t = Lobby::start(
+        &[
+            "tracker",
+            "--listen",
+            "127.0.0.1:0",
+            "--allow",
+            "edge=127.0.0.1",
+            "--database-url",
+            &url,
+            "--http",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    let times = |v: &Value| -> Vec<i64> {
+        v["track"]["properties"]["times"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_i64().unwrap())
+            .collect()
+    };
+    // A track of 10,000 positions comes back as 2,000, evenly chosen, the first and
+    // the last kept; fewer on asking.
+    let (code, f) = json(http, &format!("/api/flights/{id}"));
+    assert_eq!(code, 200, "{f}");
+    let got = times(&f);
+    assert_eq!(got.len(), 2000);
+    assert_eq!(
+        f["track"]["geometry"]["coordinates"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2000
+    );
+    assert_eq!((got[0], *got.last().unwrap()), (first, last));
+    assert_eq!(f["track"]["properties"]["positions_stored"], 10_000);
+    let gaps: Vec<i64> = got.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(
+        gaps.iter().all(|g| (40..=60).contains(g)),
+        "evenly: every 5th position or so: {:?}",
+        &gaps[..10]
+    );
+    let (_, f) = json(http, &format!("/api/flights/{id}?points=10"));
+    let got = times(&f);
+    assert_eq!(got.len(), 10);
+    assert_eq!((got[0], got[9]), (first, last));
+    for bad in ["points=1", "points=2001", "points=x", "limit=5"] {
+        let (code, v) = json(http, &format!("/api/flights/{id}?{bad}"));
+        assert_eq!(code, 400, "{bad}: {v}");
+    }
+    // A callsign's lists: 20 by default, 100 at most; the totals count every flight.
+    let (_, cs) = json(http, "/api/callsigns/MANY");
+    assert_eq!(cs["flights"], 150, "{cs}");
+    assert_eq!(cs["recent"].as_array().unwrap().len(), 20);
+    assert_eq!(cs["aircraft"].as_array().unwrap().len(), 20);
+    assert_eq!(cs["aircraft"][0]["model"], "model149", "most hours first");
+    let (_, cs) = json(http, "/api/callsigns/MANY?recent=100&aircraft=100");
+    assert_eq!(cs["recent"].as_array().unwrap().len(), 100);
+    assert_eq!(cs["aircraft"].as_array().unwrap().len(), 100);
+    for bad in ["recent=101", "aircraft=0", "bogus=1"] {
+        assert_eq!(
+            json(http, &format!("/api/callsigns/MANY?{bad}")).0,
+            400,
+            "{bad}"
+        );
+    }
+    // A server's samples: the newest 1,000 by default, 5,000 at most.
+    let (_, h) = json(http, "/api/servers/192.0.2.7:27015/history");
+    let s = h["samples"].as_array().unwrap();
+    assert_eq!(s.len(), 1000);
+    assert!(
+        s[0]["time"].as_i64() < s[999]["time"].as_i64(),
+        "in time order"
+    );
+    let (_, h) = json(
+        http,
+        "/api/servers/192.0.2.7:27015/history?since=0&limit=5000",
+    );
+    assert_eq!(h["samples"].as_array().unwrap().len(), 3000);
+    assert_eq!(
+        json(http, "/api/servers/192.0.2.7:27015/history?limit=5001").0,
+        400
+    );
+    // Flight pages: 500 at most.
+    assert_eq!(json(http, "/api/flights?limit=501").0, 400);
+    let (_, p) = json(http, "/api/flights?limit=500");
+    assert_eq!(p["flights"].as_array().unwrap().len(), 151);
+
+    // The writer keeps writing while readers read long tracks: a relay reports a
+    // two-minute flight through the tracker and it is recorded at once.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let (code, _) = http_get(http, &format!("/api/flights/{id}"));
+                    assert_eq!(code, 200);
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let mut s = TcpStream::connect(tracker).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0")
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"IDENTIFIED edge\0");
+    let now = unix_now();
+    let fmt = time_fmt;
+    let mut msg = format!("CONNECT READER1 test c172p {}", fmt(now - 120));
+    for i in 0..=12 {
+        msg.push_str(&format!(
+            "\nPOSITION READER1 test 63.9 -22.6 1000 90 0 0 {}",
+            fmt(now - 120 + 10 * i)
+        ));
+    }
+    msg.push_str(&format!("\nDISCONNECT READER1 test c172p {}\0", fmt(now)));
+    let sent = Instant::now();
+    s.write_all(msg.as_bytes()).unwrap();
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"OK\0");
+    let v = json_until(
+        http,
+        "/api/flights?callsign=READER1",
+        "READER1's flight",
+        |v| v["flights"][0]["end"].is_i64(),
+    );
+    assert!(
+        sent.elapsed() < Duration::from_secs(5),
+        "recorded after {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(v["flights"][0]["samples"], 13, "{v}");
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let reads: i32 = readers.into_iter().map(|r| r.join().unwrap()).sum();
+    assert!(reads > 0);
+    let (_, st) = json(http, "/stats");
+    assert_eq!(st["history"]["write_errors"], 0, "{st}");
+    t.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// fgms's time format, `YYYY-MM-DD HH:MM:SS` (UTC).
+fn time_fmt(t: i64) -> String {
+    tracker::message::format_time(t)
+}
+
+/// A FlightGear position datagram flying `model`.
+fn pos_model(cs: &str, model: &str, at: (f64, f64)) -> Vec<u8> {
+    use fgmp::message::{to_bytes, Message, Position};
+    let m = Message::position(
+        fgmp::Callsign::new(cs).unwrap(),
+        100,
+        Position::at(model, ecef(at.0, at.1)),
+    );
+    to_bytes(&m).unwrap()
+}
+
+/// The flights of `cs` in `http`'s flight log (at most 500).
+fn flights_of(http: SocketAddr, cs: &str) -> Vec<Value> {
+    let (code, v) = json(http, &format!("/api/flights?callsign={cs}&limit=500"));
+    assert_eq!(code, 200, "{v}");
+    v["flights"].as_array().unwrap().clone()
+}
+
+#[test]
+fn a_pilot_flipping_its_model_cannot_grow_the_flight_log() {
+    // Issue 20, item 1. Before: each datagram with the other model ended the pilot's
+    // session and began one, each a flight: one socket at 500 datagrams a second made
+    // 10,000 flights in 20 s, and filled the tracker link's and the writer's queues.
+    let dir = tmpdir("flip");
+    let cfg = dir.join("up.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[relay]\nname = \"hub\"\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\nplayer_expiry = 2\n\
+             [master]\nlisten = [\"127.0.0.1:0\"]\n[dns]\nlisten = []\n[sim]\ncount = 0\n\
+             [http]\nlisten = [\"127.0.0.1:0\"]\n[tracker]\nlisten = []\n\
+             [history]\ndatabase_url = \"sqlite:{}\"\nmin_flight_secs = 5\n",
+            dir.join("log.sqlite").display()
+        ),
+    )
+    .unwrap();
+    // relay udp, master udp, http.
+    let up = Lobby::start(&["up", "--config", cfg.to_str().unwrap()], 3);
+    let (udp, http) = (up.addr("relay", "udp"), up.addr("http", "tcp"));
+    // An honest pilot flies 9 s while an attacker's socket flips between two models
+    // at about 500 datagrams a second for 6 s.
+    let honest = std::thread::spawn(move || {
+        let c = client(false);
+        for _ in 0..90 {
+            c.send_to(&pos("HONEST", BIKF, 100), udp).unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let flood = client(false);
+    let models = [
+        "Aircraft/c172p/Models/c172p.xml",
+        "Aircraft/ufo/Models/ufo.xml",
+    ];
+    let (a, b) = (
+        pos_model("FLIP", models[0], BIKF),
+        pos_model("FLIP", models[1], BIKF),
+    );
+    let started = Instant::now();
+    let mut sent = 0;
+    while started.elapsed() < Duration::from_secs(6) {
+        for _ in 0..10 {
+            flood
+                .send_to(if sent % 2 == 0 { &a } else { &b }, udp)
+                .unwrap();
+            sent += 1;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    honest.join().unwrap();
+    assert!(sent > 2000, "{sent} datagrams");
+    // The honest pilot's flight is recorded once it ended; the attacker has at most
+    // the one its positions (every 10 s) make, under an unknown model.
+    let v = json_until(
+        http,
+        "/api/flights?callsign=HONEST",
+        "HONEST's flight",
+        |v| v["flights"][0]["end"].is_i64(),
+    );
+    assert_eq!(v["flights"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["flights"][0]["model"], models[0]);
+    std::thread::sleep(Duration::from_secs(3));
+    let flip = flights_of(http, "FLIP");
+    assert!(flip.len() <= 1, "{} flights for FLIP: {flip:?}", flip.len());
+    // The relay saw every flip (each a session), the feed passed on a few.
+    let (_, st2) = json(http, "/stats");
+    assert!(
+        st2["relay"]["session_events_shed"].as_u64() > Some(1000),
+        "{st2}"
+    );
+    assert!(
+        st2["history"]["too_short"].as_u64() >= Some(1),
+        "the few sessions passed on were too short: {st2}"
+    );
+    assert_eq!(st2["history"]["write_errors"], 0, "{st2}");
+    assert_eq!(st2["history"]["reports_dropped"], 0, "{st2}");
+    // The database's size is in /metrics.
+    let (_, m) = http_get(http, "/metrics");
+    let size: f64 = m
+        .lines()
+        .find_map(|l| l.strip_prefix("lobby_history_database_bytes "))
+        .unwrap_or_else(|| panic!("no database size in /metrics:\n{m}"))
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(size >= 4096.0, "{size}");
+    up.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A raw relay connection to `tracker`, identified as `edge`.
+fn edge(tracker: SocketAddr) -> TcpStream {
+    let mut s = TcpStream::connect(tracker).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0")
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"IDENTIFIED edge\0");
+    s
+}
+
+/// Sends one message of `lines` and waits for its `OK`.
+fn report(s: &mut TcpStream, lines: &[String]) {
+    s.write_all(format!("{}\0", lines.join("\n")).as_bytes())
+        .unwrap();
+    let mut buf = [0u8; 16];
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"OK\0");
+}
+
+#[test]
+fn a_relay_reporting_floods_through_the_tracker_cannot_grow_the_flight_log() {
+    // Issue 20, item 1, through the tracker (fgms relays report there): before, each
+    // CONNECT was a flight, so 2,000 flips made 2,000 flights and 300 callsigns 300,
+    // and a flight never ended while its pilot flew.
+    let dir = tmpdir("tracker-flood");
+    let t = tracker_with(&dir, "max_flight_hours = 1\n");
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    let mut s = edge(tracker);
+    let now = unix_now();
+    // A 2.5-hour flight: positions every minute from 2.5 hours ago (times within the
+    // tracker's six-hour window): three flights of at most an hour.
+    let mut lines = vec![format!("CONNECT LONG1 test c172p {}", time_fmt(now - 9000))];
+    for i in 0..=150 {
+        lines.push(format!(
+            "POSITION LONG1 test {} -22.6 3000 0 0 0 {}",
+            63.0 + f64::from(i) / 100.0,
+            time_fmt(now - 9000 + 60 * i64::from(i))
+        ));
+    }
+    report(&mut s, &lines);
+    // One callsign flipping its model 2,000 times within a second.
+    let lines: Vec<String> = (0..2000)
+        .map(|i| {
+            let m = if i % 2 == 0 { "c172p" } else { "ufo" };
+            format!("CONNECT FLIP test {m} {}", time_fmt(now - 1))
+        })
+        .collect();
+    report(&mut s, &lines);
+    // 300 callsigns, each a two-minute session, reported at once.
+    let mut lines = Vec::new();
+    for i in 0..300 {
+        let cs = format!("MANY{i:03}");
+        lines.push(format!("CONNECT {cs} test c172p {}", time_fmt(now - 300)));
+        lines.push(format!(
+            "POSITION {cs} test 63.9 -22.6 1000 0 0 0 {}",
+            time_fmt(now - 180)
+        ));
+        lines.push(format!(
+            "DISCONNECT {cs} test c172p {}",
+            time_fmt(now - 180)
+        ));
+    }
+    report(&mut s, &lines);
+    // Once the writer has settled (nothing more written for two writes).
+    let (mut written, deadline) = (None, Instant::now() + Duration::from_secs(40));
+    let v = loop {
+        std::thread::sleep(Duration::from_millis(2100));
+        let (_, v) = json(http, "/stats");
+        let now = v["history"]["rows_written"].as_u64();
+        if now > Some(0) && now == written {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "the writer never settled: {v}");
+        written = now;
+    };
+    let many = |v: &Value| {
+        v["flights"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["callsign"].as_str().unwrap().starts_with("MANY"))
+            .count()
+    };
+    let flip = flights_of(http, "FLIP");
+    assert!(flip.is_empty(), "{} flights for flips", flip.len());
+    // The relay's share: 200 new flights at once, then one every 6 s.
+    let many = many(&json(http, "/api/flights?limit=500").1);
+    assert!((190..=205).contains(&many), "{many} of 300 recorded");
+    let long = flights_of(http, "LONG1");
+    assert_eq!(long.len(), 3, "{long:?}");
+    for f in &long {
+        assert!(f["duration_s"].as_i64() <= Some(3600), "{f}");
+    }
+    assert_eq!(v["history"]["flights_split"], 2, "{v}");
+    assert_eq!(v["history"]["too_short"], 1999, "{v}");
+    assert_eq!(v["history"]["over_rate"], 300 - many as u64, "{v}");
+    drop(s);
+    t.stop();
+    let _ = std::fs::remove_dir_all(&dir);
 }

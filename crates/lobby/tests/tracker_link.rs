@@ -253,3 +253,81 @@ fn pilots_are_reported_as_fgms_does_and_the_queue_survives_a_restart() {
     );
     r.stop();
 }
+
+#[test]
+fn a_pilot_flipping_its_model_cannot_push_the_others_out_of_the_tracker_queue() {
+    // Issue 20, item 1. Before: every flip was a DISCONNECT and a CONNECT line, so
+    // a socket flipping at 500 datagrams a second filled the tracker queue (newest
+    // dropped) and the honest pilots' reports that came after were lost.
+    let dir = std::env::temp_dir().join(format!("lobby-tracker-flip-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let dead = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap(); // closed at once: everything waits in the queue
+    let queue = dir.join("tracker.queue");
+    let cfg = dir.join("relay.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[relay]\nname = \"testrelay\"\nlisten = [\"127.0.0.1:0\"]\ntelnet = [\"127.0.0.1:0\"]\n\
+             tracker = \"{dead}\"\ntracker_max_queue = 200\ntracker_queue_file = \"{}\"\n",
+            queue.display()
+        ),
+    )
+    .unwrap();
+    let r = Lobby::start(&["relay", "--config", cfg.to_str().unwrap()], 2);
+    let (udp, tn) = (r.addr("relay", "udp"), r.addr("relay", "telnet"));
+    let flip = |model: &str| {
+        let m = fgmp::message::Message::position(
+            fgmp::Callsign::new("FLIP").unwrap(),
+            100,
+            fgmp::message::Position::at(model, ecef(BIKF.0, BIKF.1)),
+        );
+        fgmp::message::to_bytes(&m).unwrap()
+    };
+    let (a, b) = (
+        flip("Aircraft/c172p/Models/c172p.xml"),
+        flip("Aircraft/ufo/Models/ufo.xml"),
+    );
+    let flood = client(false);
+    let started = Instant::now();
+    let mut sent = 0;
+    while started.elapsed() < Duration::from_secs(4) {
+        for _ in 0..10 {
+            flood
+                .send_to(if sent % 2 == 0 { &a } else { &b }, udp)
+                .unwrap();
+            sent += 1;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(sent > 1000, "{sent}");
+    // Then an honest pilot joins.
+    let c = client(false);
+    c.send_to(&pos("HONEST", BIKF, 100), udp).unwrap();
+    telnet_until(tn, "HONEST", |t| t.contains("HONEST"));
+    std::thread::sleep(Duration::from_secs(2)); // one feed take (every second)
+    let t = telnet(tn);
+    r.stop();
+    let saved = std::fs::read_to_string(&queue).expect("the queue file is written at stop");
+    assert!(
+        saved.contains("CONNECT HONEST test c172p"),
+        "the honest pilot's report is kept: {} bytes",
+        saved.len()
+    );
+    let flips = saved
+        .split(['\0', '\n'])
+        .filter(|l| l.starts_with("CONNECT FLIP "))
+        .count();
+    assert!(
+        (1..=5).contains(&flips),
+        "{flips} CONNECT lines for the flipping pilot"
+    );
+    assert!(
+        telnet_stat(&t, "session_events_shed") > 1000,
+        "the flood is shed, counted: {t}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -113,6 +113,9 @@ pub mod families {
         COPIES_WITHHELD = Family::counter(
             "lobby_relay_copies_withheld_total",
             "Copies not sent to a local pilot that had used its reply budget (reply_ratio bytes per byte it sent).",
+        SESSION_EVENTS_SHED = Family::counter(
+            "lobby_relay_session_events_shed_total",
+            "Pilot session events not passed to the tracker and the flight log: the pilot or its address had begun too many sessions (a model or callsign flip-flop).",
         );
         DATAGRAMS_DROPPED = Family::counter(
             "lobby_relay_datagrams_dropped_total",
@@ -267,6 +270,9 @@ telemetry::fields! {
         pub tracker_connected => TRACKER_CONNECTED;
         /// Copies not sent to a local pilot that had used its reply budget.
         pub copies_withheld => COPIES_WITHHELD;
+        /// Session events not passed on (counted by the pilot feed): the pilot (its
+        /// address and callsign) or its address had used its share of sessions.
+        pub session_events_shed => SESSION_EVENTS_SHED;
     }
     tail drops: Drops;
 }

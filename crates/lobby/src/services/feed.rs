@@ -4,6 +4,9 @@
 //! copy), turns them into wall-clock times and geodetic fixes once, and hands each
 //! batch to every subscriber through a bounded channel: a subscriber that falls
 //! behind loses batches (counted), never slows the relay.
+//! A pilot flipping its model or callsign begins a session at each datagram: only
+//! a share of each pilot's and address's sessions goes on
+//! ([`flightlog::share::SessionShare`]; the rest counted as shed).
 
 use crate::lifecycle::{lock, Stop};
 use relay::{Engine, LocalPosition, SessionEvent};
@@ -32,6 +35,8 @@ pub struct Session {
     pub model: String,
     /// When, Unix seconds.
     pub at: i64,
+    /// Its source (an IPv4 address or IPv6 /64) when it began.
+    pub source: Option<String>,
 }
 
 /// Where a local pilot is.
@@ -79,12 +84,13 @@ pub fn session(e: &SessionEvent, now: Instant, unix: f64) -> Session {
             callsign,
             model,
             at,
-            ..
+            addr,
         } => Session {
             began: true,
             callsign: callsign.to_string(),
             model: model.clone(),
             at: unix_at(*at, now, unix),
+            source: Some(sansio::source_key(addr.ip()).to_string()),
         },
         SessionEvent::Ended {
             callsign,
@@ -96,6 +102,7 @@ pub fn session(e: &SessionEvent, now: Instant, unix: f64) -> Session {
             callsign: callsign.to_string(),
             model: model.clone(),
             at: unix_at(*at, now, unix),
+            source: None,
         },
     }
 }
@@ -130,6 +137,7 @@ pub async fn run(
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut next_positions = Instant::now() + POSITIONS_EVERY;
     let (mut events, mut positions) = (Vec::new(), Vec::new());
+    let mut share = flightlog::share::SessionShare::default();
     loop {
         tokio::select! {
             _ = tick.tick() => {}
@@ -148,11 +156,23 @@ pub async fn run(
             continue;
         }
         let unix = udp::time::unix_secs_f64();
-        for e in &events {
-            tracing::debug!(event = ?e, "pilot session");
+        let secs = unix.floor() as i64;
+        let sessions: Vec<Session> = events
+            .drain(..)
+            .map(|e| session(&e, now, unix))
+            .filter(|s| match (s.began, &s.source) {
+                (true, Some(src)) => share.began(src, &s.callsign, secs),
+                _ => share.ended(&s.callsign),
+            })
+            .inspect(|s| tracing::debug!(session = ?s, "pilot session"))
+            .collect();
+        share.prune(secs);
+        stats.session_events_shed.store(share.shed(), Relaxed);
+        if sessions.is_empty() && !due {
+            continue;
         }
         let batch = Arc::new(Batch {
-            sessions: events.drain(..).map(|e| session(&e, now, unix)).collect(),
+            sessions,
             positions: due.then(|| positions.drain(..).map(|p| fix(&p, now, unix)).collect()),
         });
         if due {

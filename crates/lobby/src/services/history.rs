@@ -5,20 +5,28 @@
 //! reports, and samples of the master's servers. A full channel drops reports
 //! (counted), so neither the relay nor the tracker connections ever wait for the
 //! database. Retention deletes what ended before `retention_days`.
+//! The channel holds `queue` inputs and `queue_reports` reports, a quarter of them
+//! at most one relay's (issue 20, item 1); past [`MAX_OPS`] operations are written
+//! at once; which sessions become flights is `flightlog::flights`'s rule.
 
 use crate::lifecycle::{lock, Stop, Supervisor};
 use crate::services::feed::Batch;
 use anyhow::Result;
 use config::HistoryOptions;
 use flightlog::flights::{Fix, Flights, Op, Report};
+use flightlog::share::QueueShare;
 use flightlog::store::{ServerSample, Store};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
-/// Open flights at most (more are not recorded, counted).
+/// Open flights and held sessions at most (more are not recorded, counted).
 const MAX_OPEN: usize = 200_000;
+/// Operations gathered between two writes, at most: past it they are written at once.
+pub const MAX_OPS: usize = 100_000;
+/// How often the database's size is read.
+const SIZE_EVERY: Duration = Duration::from_secs(60);
 /// A flight with no report for this long is closed at its last position (a relay
 /// that stopped reporting without saying so).
 const SILENCE_SECS: i64 = 600;
@@ -49,7 +57,7 @@ pub mod families {
         pub const FAMILIES;
         DROPPED = Family::counter(
             "lobby_history_dropped_total",
-            "Flight log inputs dropped because the writer's queue was full, by what (report, server_sample).",
+            "Flight log inputs dropped because the writer's queue, or the relay's share of it, was full, by what (report, server_sample).",
         )
         .label("what");
         ROWS_WRITTEN = Family::counter(
@@ -72,6 +80,23 @@ pub mod families {
             "lobby_history_flights_pruned_total",
             "Flights deleted by retention.",
         );
+        SESSIONS_HELD = Family::gauge(
+            "lobby_history_sessions_held",
+            "Pilot sessions held that are no flight yet: shorter than min_flight_secs so far, or waiting for room.",
+        );
+        NOT_RECORDED = Family::counter(
+            "lobby_history_sessions_not_recorded_total",
+            "Pilot sessions that never became flights, by reason (too_short: ended before min_flight_secs; over_rate: their pilot slot or source had no room before they ended).",
+        )
+        .label("reason");
+        FLIGHTS_SPLIT = Family::counter(
+            "lobby_history_flights_split_total",
+            "Flights ended at max_flight_hours, the pilot's next position beginning another.",
+        );
+        DATABASE_BYTES = Family::gauge(
+            "lobby_history_database_bytes",
+            "The flight log database's size, bytes, read every minute (SQLite: its pages; PostgreSQL: pg_database_size).",
+        );
     }
 }
 
@@ -92,6 +117,16 @@ telemetry::fields! {
         pub flights_over_cap => families::FLIGHTS_OVER_CAP;
         /// Flights and server samples deleted by retention.
         pub pruned => families::FLIGHTS_PRUNED;
+        /// Sessions held that are no flight yet.
+        pub sessions_held => families::SESSIONS_HELD;
+        /// Sessions that ended before `min_flight_secs`: no flight.
+        pub too_short => families::NOT_RECORDED["too_short"];
+        /// Sessions whose slot or source had no room before they ended: no flight.
+        pub over_rate => families::NOT_RECORDED["over_rate"];
+        /// Flights ended at `max_flight_hours`.
+        pub flights_split => families::FLIGHTS_SPLIT;
+        /// The database's size, bytes (every minute).
+        pub database_bytes => families::DATABASE_BYTES;
     }
 }
 
@@ -101,6 +136,8 @@ pub struct History {
     /// The database, for the API's reads.
     pub store: Store,
     tx: mpsc::Sender<Input>,
+    /// What each relay's reports hold of the queue.
+    share: Arc<Mutex<QueueShare>>,
     /// Counters.
     pub stats: Arc<HistoryStats>,
 }
@@ -118,28 +155,45 @@ impl History {
         );
         let (tx, rx) = mpsc::channel(opts.queue);
         let stats = Arc::new(HistoryStats::default());
+        let n = opts.queue_reports;
+        let share = Arc::new(Mutex::new(QueueShare::new(n, (n / 4).max(1))));
         let writer = Writer {
             store: store.clone(),
-            flights: Flights::with_id_blocks(MAX_OPEN),
+            flights: Flights::with_id_blocks(MAX_OPEN).with_limits(opts.limits),
             ops: Vec::new(),
             servers: Vec::new(),
             stats: stats.clone(),
             retention: opts.retention,
+            share: share.clone(),
         };
         sup.spawn_task("history", writer.run(rx, sup.stop().clone()));
-        Ok(History { store, tx, stats })
+        Ok(History {
+            store,
+            tx,
+            share,
+            stats,
+        })
     }
 
-    /// Queues `input` unless the queue is full (then it is dropped and counted).
+    /// Queues `input` unless the queue, or its relay's share of it, is full (then it
+    /// is dropped and counted).
     pub fn send(&self, input: Input) {
-        let lost = match &input {
-            Input::Reports(r) => Some((&self.stats.reports_dropped, r.len() as u64)),
-            Input::Servers(s) => Some((&self.stats.server_samples_dropped, s.len() as u64)),
-            Input::RelayGone(_) => None,
+        let (lost, relay) = match &input {
+            Input::Reports(r) => (
+                Some((&self.stats.reports_dropped, r.len())),
+                r.first().map(|r| r.relay().to_string()),
+            ),
+            Input::Servers(s) => (Some((&self.stats.server_samples_dropped, s.len())), None),
+            Input::RelayGone(_) => (None, None),
         };
-        if self.tx.try_send(input).is_err() {
+        let n = lost.map_or(0, |l| l.1);
+        let held = relay.as_ref().is_none_or(|r| lock(&self.share).admit(r, n));
+        if !held || self.tx.try_send(input).is_err() {
+            if let (true, Some(r)) = (held, &relay) {
+                lock(&self.share).release(r, n);
+            }
             if let Some((c, n)) = lost {
-                c.fetch_add(n, Relaxed);
+                c.fetch_add(n as u64, Relaxed);
             }
         }
     }
@@ -249,6 +303,7 @@ pub fn reports(b: &Batch, relay: &str) -> Vec<Report> {
                     model: s.model.clone(),
                     relay: relay.to_string(),
                     at: s.at,
+                    source: s.source.clone(),
                 }
             } else {
                 Report::Ended {
@@ -283,6 +338,7 @@ struct Writer {
     servers: Vec<ServerSample>,
     stats: Arc<HistoryStats>,
     retention: Duration,
+    share: Arc<Mutex<QueueShare>>,
 }
 
 impl Writer {
@@ -306,30 +362,43 @@ impl Writer {
     async fn take(&mut self, input: Input) {
         match input {
             Input::Reports(rs) => {
-                // Each report opens at most one flight.
-                self.ids_for(rs.len()).await;
+                if let Some(r) = rs.first() {
+                    lock(&self.share).release(r.relay(), rs.len());
+                }
+                // Each report opens at most two flights (a held one and its next).
+                self.ids_for(2 * rs.len()).await;
                 for r in rs {
                     self.flights.apply(r, &mut self.ops);
                 }
             }
             Input::RelayGone(relay) => {
+                self.ids_for(self.flights.tracked()).await;
                 self.flights
                     .close_relay(Some(&relay), udp::time::unix_secs(), &mut self.ops)
             }
             Input::Servers(s) => self.servers.extend(s),
         }
+        if self.ops.len() >= MAX_OPS || self.servers.len() >= MAX_OPS {
+            self.flush().await;
+        }
     }
 
     async fn flush(&mut self) {
+        let held = self.flights.held();
+        self.ids_for(held.held).await;
         self.flights
             .close_silent(udp::time::unix_secs(), SILENCE_SECS, &mut self.ops);
         let st = self.flights.stats();
-        self.stats
-            .flights_open
-            .store(self.flights.open_count() as u64, Relaxed);
-        self.stats
-            .flights_over_cap
-            .store(st.dropped_open_cap, Relaxed);
+        for (c, v) in [
+            (&self.stats.flights_open, held.open as u64),
+            (&self.stats.sessions_held, held.held as u64),
+            (&self.stats.flights_over_cap, st.dropped_open_cap),
+            (&self.stats.too_short, st.too_short),
+            (&self.stats.over_rate, st.over_rate),
+            (&self.stats.flights_split, st.split),
+        ] {
+            c.store(v, Relaxed);
+        }
         if !self.ops.is_empty() {
             let n = self.ops.len() as u64;
             match self.store.apply(&self.ops).await {
@@ -363,10 +432,16 @@ impl Writer {
         flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut prune = tokio::time::interval(PRUNE_EVERY);
         prune.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut size = tokio::time::interval(SIZE_EVERY);
+        size.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 Some(input) = rx.recv() => self.take(input).await,
                 _ = flush.tick() => self.flush().await,
+                _ = size.tick() => match self.store.size_bytes().await {
+                    Ok(n) => self.stats.database_bytes.store(n.max(0) as u64, Relaxed),
+                    Err(e) => tracing::warn!("cannot read the flight log's size: {e:#}"),
+                },
                 _ = prune.tick() => {
                     let before = udp::time::unix_secs() - self.retention.as_secs() as i64;
                     match self.store.prune(before).await {
@@ -386,6 +461,7 @@ impl Writer {
         while let Ok(input) = rx.try_recv() {
             self.take(input).await;
         }
+        self.ids_for(self.flights.tracked()).await;
         self.flights
             .close_relay(None, udp::time::unix_secs(), &mut self.ops);
         self.flush().await;

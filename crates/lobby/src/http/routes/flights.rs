@@ -1,12 +1,15 @@
 //! The flight log's HTTP API (`docs/API.md`): flights (paged), one flight with its
 //! track as GeoJSON, a callsign's totals, a server's player history. Read straight
-//! from the store (SQLite or PostgreSQL), never from an engine.
+//! from the store (SQLite or PostgreSQL, through its readers' pool: never the
+//! writer's connection), never from an engine. Every list is bounded, with a
+//! documented default and maximum (a parameter beyond the maximum is refused).
 
 use crate::http::reply::{error, parsed};
 use crate::http::state::AppState;
 use api::flights::{
-    track_feature, AircraftTotals, CallsignBody, FlightBody, FlightEntry, FlightFilter,
-    FlightsBody, Point, ServerHistoryBody, ServerSamplePoint,
+    int_params, track_feature, AircraftTotals, CallsignBody, FlightBody, FlightEntry, FlightFilter,
+    FlightsBody, Point, ServerHistoryBody, ServerSamplePoint, DEFAULT_AIRCRAFT, DEFAULT_RECENT,
+    DEFAULT_SERVER_SAMPLES, MAX_RECENT,
 };
 use api::ErrorBody;
 use axum::extract::rejection::QueryRejection;
@@ -14,9 +17,18 @@ use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use flightlog::store::{FlightQuery, FlightRow};
+use flightlog::store::{
+    FlightQuery, FlightRow, MAX_AIRCRAFT, MAX_SERVER_SAMPLES, MAX_TRACK_POINTS,
+};
 use flightlog::Fix;
 use std::collections::BTreeMap;
+
+type Params = Result<Query<BTreeMap<String, String>>, QueryRejection>;
+
+/// The integer parameters `allowed` names, or what is wrong with them.
+fn ints(q: Params, allowed: &[(&str, i64, i64, i64)]) -> Result<Vec<i64>, String> {
+    int_params(&q.map(|Query(m)| m).map_err(|e| e.body_text())?, allowed)
+}
 
 fn no_log() -> Response {
     error(
@@ -72,10 +84,7 @@ fn entry(f: FlightRow, now: i64) -> FlightEntry {
         (status = 400, description = "a bad parameter", body = ErrorBody),
         (status = 404, description = "no flight log in this process", body = ErrorBody),
     ))]
-pub async fn flights(
-    State(s): State<AppState>,
-    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
-) -> Response {
+pub async fn flights(State(s): State<AppState>, q: Params) -> Response {
     let Some(h) = &s.sources.history else {
         return no_log();
     };
@@ -109,12 +118,16 @@ pub async fn flights(
 
 /// One flight with its track.
 #[utoipa::path(get, path = "/api/flights/{id}", tag = "history",
-    params(("id" = i64, Path, description = "the flight's id")),
+    params(
+        ("id" = i64, Path, description = "the flight's id"),
+        ("points" = Option<i64>, Query, description = "positions in the track at most, 2-2000 (default 2000): a longer track is downsampled evenly, its first and last positions kept"),
+    ),
     responses(
         (status = 200, description = "the flight and its track (GeoJSON Feature)", body = FlightBody),
+        (status = 400, description = "a bad parameter", body = ErrorBody),
         (status = 404, description = "no such flight, or no flight log", body = ErrorBody),
     ))]
-pub async fn flight(State(s): State<AppState>, Path(id): Path<String>) -> Response {
+pub async fn flight(State(s): State<AppState>, Path(id): Path<String>, q: Params) -> Response {
     let Some(h) = &s.sources.history else {
         return no_log();
     };
@@ -124,12 +137,16 @@ pub async fn flight(State(s): State<AppState>, Path(id): Path<String>) -> Respon
             format!("flight id must be an integer, got {id:?}"),
         );
     };
+    let points = match ints(q, &[("points", MAX_TRACK_POINTS, 2, MAX_TRACK_POINTS)]) {
+        Ok(v) => v[0],
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
     let row = match h.store.flight(id).await {
         Ok(Some(r)) => r,
         Ok(None) => return error(StatusCode::NOT_FOUND, format!("no flight {id}")),
         Err(e) => return failed(e),
     };
-    let track = match h.store.track(id).await {
+    let (track, stored) = match h.store.track(id, points).await {
         Ok(t) => t,
         Err(e) => return failed(e),
     };
@@ -137,7 +154,7 @@ pub async fn flight(State(s): State<AppState>, Path(id): Path<String>) -> Respon
         .iter()
         .map(|(t, f)| (*t, f.lat, f.lon, f.alt_ft, f.heading))
         .collect();
-    let feature = track_feature(id, &row.callsign, &pts);
+    let feature = track_feature(id, &row.callsign, &pts, stored);
     let t = udp::time::unix_secs();
     Json(FlightBody {
         generated_at: t,
@@ -149,17 +166,32 @@ pub async fn flight(State(s): State<AppState>, Path(id): Path<String>) -> Respon
 
 /// A callsign's totals and latest flights.
 #[utoipa::path(get, path = "/api/callsigns/{callsign}", tag = "history",
-    params(("callsign" = String, Path, description = "the callsign")),
+    params(
+        ("callsign" = String, Path, description = "the callsign"),
+        ("recent" = Option<i64>, Query, description = "latest flights listed, 1-100 (default 20)"),
+        ("aircraft" = Option<i64>, Query, description = "models listed (most hours first), 1-100 (default 20)"),
+    ),
     responses(
         (status = 200, description = "flights, hours, distance and aircraft flown", body = CallsignBody),
+        (status = 400, description = "a bad parameter", body = ErrorBody),
         (status = 404, description = "no flight log in this process", body = ErrorBody),
     ))]
-pub async fn callsign(State(s): State<AppState>, Path(cs): Path<String>) -> Response {
+pub async fn callsign(State(s): State<AppState>, Path(cs): Path<String>, q: Params) -> Response {
     let Some(h) = &s.sources.history else {
         return no_log();
     };
+    let (recent, aircraft) = match ints(
+        q,
+        &[
+            ("recent", DEFAULT_RECENT, 1, MAX_RECENT),
+            ("aircraft", DEFAULT_AIRCRAFT, 1, MAX_AIRCRAFT),
+        ],
+    ) {
+        Ok(v) => (v[0], v[1]),
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
     let t = udp::time::unix_secs();
-    let totals = match h.store.callsign(&cs, t).await {
+    let totals = match h.store.callsign(&cs, t, aircraft).await {
         Ok(x) => x,
         Err(e) => return failed(e),
     };
@@ -167,7 +199,7 @@ pub async fn callsign(State(s): State<AppState>, Path(cs): Path<String>) -> Resp
         .store
         .flights(&FlightQuery {
             callsign: Some(cs.clone()),
-            limit: 20,
+            limit: recent,
             ..FlightQuery::default()
         })
         .await
@@ -200,6 +232,7 @@ pub async fn callsign(State(s): State<AppState>, Path(cs): Path<String>) -> Resp
     params(
         ("addr" = String, Path, description = "ip:port (IPv6 bracketed)"),
         ("since" = Option<i64>, Query, description = "samples from this time on (Unix seconds; default: the last 24 hours)"),
+        ("limit" = Option<i64>, Query, description = "samples at most, the newest, 1-5000 (default 1000)"),
     ),
     responses(
         (status = 200, description = "first and last seen, and players over time", body = ServerHistoryBody),
@@ -209,26 +242,23 @@ pub async fn callsign(State(s): State<AppState>, Path(cs): Path<String>) -> Resp
 pub async fn server_history(
     State(s): State<AppState>,
     Path(addr): Path<String>,
-    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+    q: Params,
 ) -> Response {
     let Some(h) = &s.sources.history else {
         return no_log();
     };
     let t = udp::time::unix_secs();
-    let since = match q.map(|Query(m)| m) {
-        Ok(m) => match m.get("since").map(|v| v.parse::<i64>()) {
-            None => t - 86_400,
-            Some(Ok(v)) => v,
-            Some(Err(_)) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    "since must be an integer (Unix seconds)",
-                )
-            }
-        },
-        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
+    let (since, limit) = match ints(
+        q,
+        &[
+            ("since", t - 86_400, i64::MIN, i64::MAX),
+            ("limit", DEFAULT_SERVER_SAMPLES, 1, MAX_SERVER_SAMPLES),
+        ],
+    ) {
+        Ok(v) => (v[0], v[1]),
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    match h.store.server_history(&addr, since).await {
+    match h.store.server_history(&addr, since, limit).await {
         Ok(Some((first_seen, last_seen, name, samples))) => Json(ServerHistoryBody {
             generated_at: t,
             address: addr,

@@ -9,7 +9,8 @@
 //! - **Queue**: `tracker::client::Client` keeps at most `tracker_max_queue` messages
 //!   (newer ones dropped and counted) and 25 unacknowledged; on stop its backlog is
 //!   written to `tracker_queue_file` and read back at the next start, as fgms's
-//!   `queue_file`.
+//!   `queue_file`. A flooding pilot cannot fill it: the feed passes on a share of its
+//!   sessions (`crate::services::feed`), its positions are a line every 10 s.
 //! - **Connection**: the tracker's name is resolved at every attempt (an address
 //!   that changes is followed; a name that does not resolve is retried, logged and
 //!   counted); connects and writes time out; reconnects follow the client's timing
@@ -279,6 +280,7 @@ mod tests {
             callsign: "TEST1".into(),
             model: "Aircraft/c172p/Models/c172p.xml".into(),
             at: 1_796_155_197,
+            source: Some("192.0.2.1".into()),
         };
         assert_eq!(
             session_line(&began).encode(),

@@ -138,6 +138,7 @@ pub fn report(line: Line, relay: &str, now: i64) -> Report {
             model,
             relay: relay.to_string(),
             at: time,
+            source: None,
         },
         Line::Disconnect { callsign, time, .. } => Report::Ended {
             callsign,
