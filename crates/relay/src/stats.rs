@@ -113,6 +113,7 @@ pub mod families {
         COPIES_WITHHELD = Family::counter(
             "lobby_relay_copies_withheld_total",
             "Copies not sent to a local pilot that had used its reply budget (reply_ratio bytes per byte it sent).",
+        );
         SESSION_EVENTS_SHED = Family::counter(
             "lobby_relay_session_events_shed_total",
             "Pilot session events not passed to the tracker and the flight log: the pilot or its address had begun too many sessions (a model or callsign flip-flop).",
@@ -330,7 +331,7 @@ mod tests {
         assert_eq!(snap.len(), Stats::TABLE.counters.len());
         assert_eq!(snap[28], ("tracker_connected", 7));
         for (i, r) in DropReason::ALL.into_iter().enumerate() {
-            assert_eq!(snap[30 + i], (r.name(), i as u64 + 1));
+            assert_eq!(snap[31 + i], (r.name(), i as u64 + 1));
             assert_eq!(s.dropped(r), i as u64 + 1);
         }
         assert_eq!(s.dropped_total(), (1..=21).sum::<u64>());
