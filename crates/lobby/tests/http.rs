@@ -258,10 +258,17 @@ fn half_sent_heads_from_many_sources_do_not_keep_a_fresh_client_out() {
         let mut fresh = connect_from(&format!("127.0.{}.1", 60 + i), http);
         assert_eq!(get(&mut fresh, "/v1/gamedirs").0, 200, "fresh client {i}");
     }
-    assert!(
-        closed_within(&mut slow[0], Duration::from_secs(2), |_| {}),
-        "the first half-sent request was closed"
-    );
+    // One of the earliest half-sent requests (the tasks' start order is not the
+    // connect order) was closed to make room.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut closed = 0;
+    for s in &mut slow {
+        s.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+        if closed_within(s, Duration::from_millis(20), |_| {}) {
+            closed += 1;
+        }
+    }
+    assert!(closed >= 1, "no half-sent request was closed");
     // (each fresh client closes before the next: one made room for all five)
     assert!(counter(http, "evicted_waiting") >= 1);
     assert_eq!(counter(http, "refused_connection_cap"), 0);
