@@ -160,16 +160,7 @@ fn dig_sees_soa_ns_srv_txt_and_naptr_over_udp_and_tcp() {
                 Some("127.0.0.1:9".parse().unwrap()),
             )),
     );
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        3,
-    );
+    let d = start_dns_http(&conf);
     let ns = d.addr("dns", "udp");
     assert_eq!(d.addr("dns", "tcp"), ns, "TCP on the same port");
     for tcp in [false, true] {
@@ -580,16 +571,7 @@ fn a_relay_is_published_with_port_zero_until_it_answers_a_probe() {
                 Some(SocketAddr::from(([127, 0, 0, 1], dead))),
             )),
     );
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        3,
-    );
+    let d = start_dns_http(&conf);
     let ns = d.addr("dns", "udp");
     // The very first answers: probed once before serving.
     assert_eq!(srv_port(ns, "mp2"), Some(0), "{}", d.stderr());
@@ -631,11 +613,10 @@ fn empty_tsig_secrets_are_configuration_errors() {
     ]);
     assert!(failed && err.contains("dns.tsig_secret is empty"), "{err}");
     let conf = write_slow_probe_conf(&dir, "");
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
-        "[dns]\n",
-        "[dns]\nallow_axfr = true\naxfr_tsig_key_name = \"xfr\"\naxfr_tsig_secret = \"\"\n",
+    add_dns_keys(
+        &conf,
+        "allow_axfr = true\naxfr_tsig_key_name = \"xfr\"\naxfr_tsig_secret = \"\"\n",
     );
-    std::fs::write(&conf, text).unwrap();
     let (failed, err) = start_fails(&["dns", "--config", conf.to_str().unwrap()]);
     assert!(
         failed && err.contains("dns.axfr_tsig_secret is empty"),
@@ -677,16 +658,7 @@ fn zone_transfers_need_tsig_or_an_allowed_source() {
     let conf = axfr(&format!(
         "axfr_allow = [\"192.0.2.0/24\"]\naxfr_tsig_key_name = \"xfr-key\"\naxfr_tsig_secret = \"{TSIG_SECRET}\""
     ));
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        3,
-    );
+    let d = start_dns_http(&conf);
     let ns = d.addr("dns", "udp");
     let unsigned = dig_axfr(ns, None);
     assert!(
@@ -973,21 +945,8 @@ fn a_push_target_that_does_not_resolve_does_not_stop_the_part() {
     // did not resolve stopped `lobby dns` from starting at all.
     let dir = tmp("unresolved");
     let conf = write_slow_probe_conf(&dir, "");
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
-        "[dns]\n",
-        "[dns]\npush = \"primary.does-not-exist.invalid:53\"\npush_retry_min = 0.2\npush_retry_max = 0.4\n",
-    );
-    std::fs::write(&conf, text).unwrap();
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        3,
-    );
+    add_dns_keys(&conf, "push = \"primary.does-not-exist.invalid:53\"\npush_retry_min = 0.2\npush_retry_max = 0.4\n");
+    let d = start_dns_http(&conf);
     // It serves.
     assert_eq!(
         dig(d.addr("dns", "udp"), "fg.test", "NS", false),
@@ -1030,16 +989,7 @@ fn a_relay_host_that_does_not_resolve_is_retried_and_counted() {
         &dir,
         "\n[[directory.relay]]\nhost = \"mp9.does-not-exist.invalid.\"\nname = \"far\"\nlocation = \"Nowhere\"\n",
     );
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        3,
-    );
+    let d = start_dns_http(&conf);
     let ns = d.addr("dns", "udp");
     assert_eq!(
         dig(ns, "fg.test", "NS", false),
@@ -1078,11 +1028,7 @@ fn a_process_out_of_descriptors_does_not_unpublish_its_relays() {
         &dir,
         &relay_entry("mp1", r.port(), "mpserver01", "Test", Some(r)),
     );
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
-        "[dns]\n",
-        "[dns]\nmax_tcp_connections = 1000\nmax_tcp_per_ip = 1000\n",
-    );
-    std::fs::write(&conf, text).unwrap();
+    add_dns_keys(&conf, "max_tcp_connections = 1000\nmax_tcp_per_ip = 1000\n");
     let cmd = format!(
         "ulimit -n 48 && exec {} dns --config {}",
         env!("CARGO_BIN_EXE_lobby"),
@@ -1206,20 +1152,16 @@ fn tcp_from(from: &str, to: SocketAddr) -> std::net::TcpStream {
     s
 }
 
-/// Whether the server closed `s` within `within` (end of stream or reset).
-fn closed_within(s: &mut std::net::TcpStream, within: Duration) -> bool {
-    use std::io::{ErrorKind, Read};
-    let deadline = Instant::now() + within;
-    let mut buf = [0u8; 4096];
-    while Instant::now() < deadline {
-        match s.read(&mut buf) {
-            Ok(0) => return true,
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
-            Err(_) => return true,
-        }
-    }
-    false
+/// Adds `keys` (lines) to the `[dns]` table of the configuration file `conf`.
+fn add_dns_keys(conf: &std::path::Path, keys: &str) {
+    let text = std::fs::read_to_string(conf).unwrap();
+    std::fs::write(conf, text.replace("[dns]\n", &format!("[dns]\n{keys}"))).unwrap();
+}
+
+/// `lobby dns` on `conf`, with HTTP on loopback.
+fn start_dns_http(conf: &std::path::Path) -> Lobby {
+    let conf = conf.to_str().unwrap();
+    Lobby::start(&["dns", "--config", conf, "--http", "127.0.0.1:0"], 3)
 }
 
 /// `message` behind its two-byte length, as DNS over TCP carries it.
@@ -1271,21 +1213,11 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
     use std::io::Write;
     let dir = tmp("tcpcaps");
     let conf = write_slow_probe_conf(&dir, "");
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
-        "[dns]\n",
-        "[dns]\nmax_tcp_connections = 5\nmax_tcp_per_ip = 2\ntcp_idle_timeout = 3\n",
+    add_dns_keys(
+        &conf,
+        "max_tcp_connections = 5\nmax_tcp_per_ip = 2\ntcp_idle_timeout = 3\n",
     );
-    std::fs::write(&conf, text).unwrap();
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        3,
-    );
+    let d = start_dns_http(&conf);
     let (tcp, http) = (d.addr("dns", "tcp"), d.addr("http", "tcp"));
     // Two connections from 127.0.0.1 are served and stay open (more than one query
     // each); a third is closed at once, nothing read.
@@ -1297,7 +1229,7 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
     }
     let mut third = tcp_from("127.0.0.1", tcp);
     assert!(
-        closed_within(&mut third, Duration::from_secs(1)),
+        closed_within(&mut third, Duration::from_secs(1), |_| {}),
         "a third connection from one source is closed at once\n{}",
         d.stderr()
     );
@@ -1315,7 +1247,7 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
     let mut sixth = tcp_from("127.0.0.5", tcp);
     assert!(tcp_soa(&mut sixth, 300), "a sixth connection is served");
     assert!(
-        closed_within(&mut held[0], Duration::from_secs(1)),
+        closed_within(&mut held[0], Duration::from_secs(1), |_| {}),
         "the longest-waiting connection made room"
     );
     held.remove(0);
@@ -1326,7 +1258,7 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
     // their places.
     for (s, last) in held.iter_mut().chain(others.iter_mut()).zip(used) {
         assert!(
-            closed_within(s, Duration::from_secs(6)),
+            closed_within(s, Duration::from_secs(6), |_| {}),
             "idle connection kept"
         );
         assert!(
@@ -1338,7 +1270,7 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
     // A query begun and not finished ends the connection after the same time.
     let mut slow = tcp_from("127.0.0.1", tcp);
     slow.write_all(&[0]).unwrap();
-    assert!(closed_within(&mut slow, Duration::from_secs(6)));
+    assert!(closed_within(&mut slow, Duration::from_secs(6), |_| {}));
     // A connection carries at most 100 queries: closed after the 100th answer.
     let mut busy = tcp_from("127.0.0.6", tcp);
     let queries: Vec<u8> = (0..100).flat_map(|i| framed(&soa_query(i))).collect();
@@ -1346,12 +1278,12 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
     for i in 0..100 {
         assert_eq!(tcp_answer(&mut busy), (i, 0, 1));
     }
-    assert!(closed_within(&mut busy, Duration::from_secs(1)));
+    assert!(closed_within(&mut busy, Duration::from_secs(1), |_| {}));
     // A query that does not decode gets FORMERR, and the connection ends.
     let mut bad = tcp_from("127.0.0.7", tcp);
     bad.write_all(&framed(&soa_query(9)[..15])).unwrap();
     assert_eq!(tcp_answer(&mut bad), (9, 1, 0));
-    assert!(closed_within(&mut bad, Duration::from_secs(2)));
+    assert!(closed_within(&mut bad, Duration::from_secs(2), |_| {}));
     let stats = dns_stats(http);
     for (key, want) in [
         ("tcp_refused_per_ip_cap", 1),
@@ -1388,23 +1320,14 @@ fn refused_zone_transfers_are_not_logged_one_line_each() {
     use std::io::Write;
     let dir = tmp("axfrlog");
     let conf = write_slow_probe_conf(&dir, "");
-    let text = std::fs::read_to_string(&conf).unwrap().replace(
-        "[dns]\n",
-        "[dns]\nallow_axfr = true\naxfr_allow = [\"192.0.2.0/24\"]\n",
+    add_dns_keys(
+        &conf,
+        "allow_axfr = true\naxfr_allow = [\"192.0.2.0/24\"]\n",
     );
-    std::fs::write(&conf, text).unwrap();
-    let d = Lobby::start(
-        &[
-            "dns",
-            "--config",
-            conf.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        3,
-    );
+    let d = start_dns_http(&conf);
     let mut s = tcp_from("127.0.0.1", d.addr("dns", "tcp"));
     let asks: Vec<u8> = (0..20).flat_map(|i| framed(&query(i, 252))).collect();
+    let t0 = Instant::now();
     s.write_all(&asks).unwrap();
     for i in 0..20 {
         assert_eq!(
@@ -1413,6 +1336,9 @@ fn refused_zone_transfers_are_not_logged_one_line_each() {
             "REFUSED, nothing transferred"
         );
     }
+    // At most one line at info per second the refusals took (on a busy machine
+    // they may take more than one).
+    let most_info = 2 + t0.elapsed().as_secs() as usize;
     let stats = dns_stats(d.addr("http", "tcp"));
     assert_eq!(stats["axfr_refused_unsigned"], 20, "{stats}");
     let log = d.stderr();
@@ -1422,7 +1348,7 @@ fn refused_zone_transfers_are_not_logged_one_line_each() {
             .count()
     };
     assert!(
-        (1..=2).contains(&lines("INFO")) && lines("DEBUG") >= 18,
+        (1..=most_info).contains(&lines("INFO")) && lines("INFO") + lines("DEBUG") == 20,
         "one line at info a second, the rest at debug:\n{log}"
     );
 }

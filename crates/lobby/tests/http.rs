@@ -91,26 +91,6 @@ fn get(s: &mut TcpStream, path: &str) -> (u16, String) {
     response(s)
 }
 
-/// Whether the server closes `s` within `within` (EOF or reset), reading and dropping
-/// whatever it sends; `tick` runs between reads (e.g. to trickle bytes).
-fn closed_within(
-    s: &mut TcpStream,
-    within: Duration,
-    mut tick: impl FnMut(&mut TcpStream),
-) -> bool {
-    let deadline = Instant::now() + within;
-    let mut buf = [0u8; 4096];
-    while Instant::now() < deadline {
-        match s.read(&mut buf) {
-            Ok(0) => return true,
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => tick(s),
-            Err(_) => return true,
-        }
-    }
-    false
-}
-
 /// `/stats` → `http` counters.
 fn http_stats(addr: SocketAddr) -> Value {
     let (status, body) = http_get(addr, "/stats");

@@ -368,3 +368,30 @@ pub fn register_server(s: &UdpSocket, master: SocketAddr, info: &str) -> bool {
         }
     }
 }
+
+/// Whether the server closes `s` within `within` (EOF or reset), reading and dropping
+/// whatever it sends; `tick` runs between reads (e.g. to trickle bytes).
+pub fn closed_within(
+    s: &mut TcpStream,
+    within: Duration,
+    mut tick: impl FnMut(&mut TcpStream),
+) -> bool {
+    let deadline = Instant::now() + within;
+    let mut buf = [0u8; 4096];
+    while Instant::now() < deadline {
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                tick(s)
+            }
+            Err(_) => return true,
+        }
+    }
+    false
+}
