@@ -62,7 +62,9 @@ pub fn run(data: &[u8]) {
     let mut fl = Flights::new(1, MAX_OPEN).with_limits(lim);
     let mut out: Vec<Op> = Vec::new();
     let mut t: i64 = 1_800_000_000;
-    let mut clock = t;
+    // The latest report time, as `Flights` keeps it (from the first report, not the
+    // starting time: a first report may come before it).
+    let mut clock = i64::MIN;
     // What each step's operations are checked against.
     let mut open: HashMap<i64, (String, String, i64)> = HashMap::new();
     let mut closed: HashSet<i64> = HashSet::new();
