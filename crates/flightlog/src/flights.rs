@@ -638,6 +638,8 @@ impl Flights {
     /// flights end at their last position), or every flight with `None` (shutdown).
     /// Held sessions that lasted get their row first when they may.
     pub fn close_relay(&mut self, relay: Option<&str>, at: i64, out: &mut Vec<Op>) {
+        // A relay's end is a report too: it moves the buckets' clock.
+        self.rows.clock = self.rows.clock.max(at);
         let keys: Vec<Key> = self
             .open
             .keys()
