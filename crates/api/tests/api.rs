@@ -61,6 +61,12 @@ fn a_real_datagram_becomes_the_pilot_flightgear_flew() {
     assert_eq!(p.relay, None);
     assert_eq!(p.online_since, 1_796_155_200 - 30);
     assert_eq!(p.last_seen, 1_796_155_200 - 30);
+    // What the properties say (the capture's README): v2, chat "Hello", lag 0.1.
+    assert_eq!(p.protocol, 2);
+    assert_eq!(p.chat.as_deref(), Some("Hello"));
+    assert_eq!(p.lag_s, 0.1);
+    assert!(!p.atc);
+    assert_eq!(p.frequency_mhz, None);
 }
 
 #[test]
@@ -90,18 +96,28 @@ fn the_pilot_fields_are_the_documented_ones() {
         [
             "aircraft",
             "alt_ft",
+            "atc",
             "callsign",
+            "chat",
+            "frequency_mhz",
             "ground_speed_kt",
             "heading",
+            "lag_s",
             "last_seen",
             "lat",
+            "livery",
             "local",
             "lon",
             "model",
             "online_since",
             "pitch",
+            "protocol",
+            "rate_hz",
             "relay",
-            "roll"
+            "roll",
+            "sim_time",
+            "transponder",
+            "variant"
         ]
     );
     assert!(
@@ -133,6 +149,16 @@ fn pilot(cs: &str, lat: f64, lon: f64) -> pilots::Pilot {
         relay: None,
         online_since: 0,
         last_seen: 0,
+        protocol: 2,
+        atc: false,
+        chat: None,
+        frequency_mhz: None,
+        transponder: None,
+        livery: None,
+        variant: None,
+        rate_hz: None,
+        lag_s: 0.1,
+        sim_time: 0.0,
     }
 }
 

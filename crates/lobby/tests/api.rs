@@ -205,7 +205,7 @@ fn the_openapi_document_names_every_path_and_field() {
     let (_, ready) = json(http, "/readyz");
     assert_eq!(schema_fields("ReadyBody"), served(&ready));
     assert_eq!(schema_fields("PartStatus"), served(&ready["parts"][0]));
-    assert_eq!(schema_fields("Pilot").len(), 14);
+    assert_eq!(schema_fields("Pilot").len(), 24);
 }
 
 /// `/api/servers` entries of `http`, by address.
