@@ -234,7 +234,7 @@ impl PilotFilter {
 /// ([`Pilot::rate_hz`]). Holds only the pilots of the last snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct Rates {
-    last: std::collections::HashMap<(String, u64), (u64, std::time::Instant)>,
+    last: std::collections::HashMap<String, (u64, std::time::Instant)>,
 }
 
 impl Rates {
@@ -245,8 +245,8 @@ impl Rates {
         let mut next = std::collections::HashMap::with_capacity(pilots.len());
         let shown = views.iter().filter(|v| !v.callsign.is_observer());
         for (v, p) in shown.zip(pilots.iter_mut()) {
-            // Keyed by callsign and join time: a pilot that left and came back starts over.
-            let key = (p.callsign.clone(), p.online_since);
+            // A count lower than the last is a pilot that left and came back: no rate yet.
+            let key = p.callsign.clone();
             if let Some(&(n, t)) = self.last.get(&key) {
                 let secs = now.saturating_duration_since(t).as_secs_f64();
                 if secs >= 0.5 && v.datagrams >= n {

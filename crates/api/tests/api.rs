@@ -370,3 +370,30 @@ mod replay {
         }
     }
 }
+
+#[test]
+fn the_rate_is_datagrams_between_snapshots_per_second() {
+    let t0 = Instant::now();
+    let mut e = Engine::new(Config::default(), Arc::new(Stats::default()));
+    let from = "127.0.0.1:21002".parse().unwrap();
+    let d = first_datagram();
+    e.handle(&d, from, t0, &mut Outbox::new());
+    let mut rates = pilots::Rates::default();
+    let views = e.pilots(t0);
+    let mut p = pilots::pilots(&views, &clock(t0));
+    rates.apply(&views, &mut p, t0);
+    assert_eq!(p[0].rate_hz, None, "no rate on the first snapshot");
+    for i in 1..=20 {
+        e.handle(
+            &d,
+            from,
+            t0 + Duration::from_millis(100 * i),
+            &mut Outbox::new(),
+        );
+    }
+    let t2 = t0 + Duration::from_secs(2);
+    let views = e.pilots(t2);
+    let mut p = pilots::pilots(&views, &clock(t2));
+    rates.apply(&views, &mut p, t2);
+    assert_eq!(p[0].rate_hz, Some(10.0));
+}
