@@ -4,6 +4,8 @@
 //! utoipa describes (the binary serves the OpenAPI document built from them).
 
 pub mod admin;
+pub mod atc;
+pub mod chat;
 pub mod dns;
 pub mod flights;
 pub mod health;

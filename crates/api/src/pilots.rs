@@ -2,6 +2,7 @@
 
 use crate::{round, Clock};
 use fgmp::attitude;
+use fgmp::extras::{is_atc, Extras};
 use relay::PilotView;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -39,6 +40,47 @@ pub struct Pilot {
     pub online_since: u64,
     /// When its last datagram arrived, Unix seconds.
     pub last_seen: u64,
+    /// The property protocol its client speaks: 1, or 2 ("MP2017": the pad word
+    /// `0x1face002`). Pilots on different versions may see each other's properties as
+    /// "nil" or broken models.
+    pub protocol: u8,
+    /// Whether it is an ATC station by fgms's rule: a callsign ending `_DL`, `_GN`,
+    /// `_TW`, `_AP`, `_DE` or `_CT` and the model `OpenRadar` or one containing `ATC`.
+    pub atc: bool,
+    /// The chat line it sends now (property 10002, repeated in every datagram for about
+    /// 10 s), cleaned of control characters, at most 255 characters; `null` if none.
+    /// Past lines: `GET /api/chat`.
+    pub chat: Option<String>,
+    /// Radio transmit frequency, MHz (property 13001, Hz; protocol v2 aircraft that set
+    /// it); `null` if not sent.
+    pub frequency_mhz: Option<f64>,
+    /// The transponder (properties 1500-1503), if any part of it is sent.
+    pub transponder: Option<Transponder>,
+    /// The livery file (property 1101), if sent and not empty.
+    pub livery: Option<String>,
+    /// The model variant (property 1100), if sent.
+    pub variant: Option<i32>,
+    /// Datagrams per second it sent over the last snapshot interval (about 10 for
+    /// FlightGear's default); `null` on its first snapshot.
+    pub rate_hz: Option<f64>,
+    /// The `lag` field of its last datagram, seconds, as its client sends it (1 / its
+    /// send rate: 0.1 at 10 Hz).
+    pub lag_s: f64,
+    /// The `time` field of its last datagram: the client's multiplayer clock, seconds.
+    pub sim_time: f64,
+}
+
+/// A transponder as sent; each part `null` when not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Transponder {
+    /// The transmitted code (squawk, e.g. 7000; -9999: off).
+    pub code: Option<i32>,
+    /// The altitude it reports, feet.
+    pub altitude_ft: Option<i32>,
+    /// Whether IDENT is pressed.
+    pub ident: Option<bool>,
+    /// The mode knob (FlightGear's KT76C: 0 off, 1 standby, 2 test, 3 ground, 4 on, 5 alt).
+    pub mode: Option<i32>,
 }
 
 /// The body of `GET /api/pilots`.
@@ -64,8 +106,11 @@ pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
     let a = attitude::attitude(v.position, v.orientation);
     let kt = attitude::ground_speed_kt(v.position, v.orientation, v.velocity);
     let finite = |x: f64| if x.is_finite() { x } else { 0.0 };
+    let callsign = String::from_utf8_lossy(v.callsign.as_bytes()).into_owned();
+    let x = Extras::decode(&v.last_datagram);
     Pilot {
-        callsign: String::from_utf8_lossy(v.callsign.as_bytes()).into_owned(),
+        atc: is_atc(&callsign, &v.model),
+        callsign,
         aircraft: aircraft(&v.model).to_string(),
         model: v.model.clone(),
         lat: round(finite(g.lat_deg), 6),
@@ -80,6 +125,23 @@ pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
         relay: (!v.local).then(|| v.origin.clone()),
         online_since: clock.unix_secs_ago(v.online_for),
         last_seen: clock.unix_secs_ago(v.silent_for),
+        protocol: x.as_ref().map_or(1, |x| x.protocol),
+        chat: x.as_ref().and_then(|x| x.chat.clone()),
+        frequency_mhz: x
+            .as_ref()
+            .and_then(|x| x.frequency_hz)
+            .map(|hz| round(f64::from(hz) / 1e6, 4)),
+        transponder: x.as_ref().and_then(|x| x.transponder).map(|t| Transponder {
+            code: t.code,
+            altitude_ft: t.altitude_ft,
+            ident: t.ident,
+            mode: t.mode,
+        }),
+        livery: x.as_ref().and_then(|x| x.livery.clone()),
+        variant: x.as_ref().and_then(|x| x.variant),
+        rate_hz: None,
+        lag_s: x.as_ref().map_or(0.0, |x| round(finite(x.lag), 3)),
+        sim_time: x.as_ref().map_or(0.0, |x| round(finite(x.time), 3)),
     }
 }
 
@@ -165,5 +227,34 @@ impl PilotFilter {
     /// Whether it keeps everything.
     pub fn is_empty(&self) -> bool {
         self.callsign.is_none() && self.near.is_none()
+    }
+}
+
+/// Each pilot's datagram count at the last snapshot, to turn counts into rates
+/// ([`Pilot::rate_hz`]). Holds only the pilots of the last snapshot.
+#[derive(Debug, Clone, Default)]
+pub struct Rates {
+    last: std::collections::HashMap<String, (u64, std::time::Instant)>,
+}
+
+impl Rates {
+    /// Sets `rate_hz` of each pilot from its count in `views` (same order as
+    /// `pilots`, observers skipped as [`pilots`] does) against the last call's, and
+    /// keeps these counts for the next call.
+    pub fn apply(&mut self, views: &[PilotView], pilots: &mut [Pilot], now: std::time::Instant) {
+        let mut next = std::collections::HashMap::with_capacity(pilots.len());
+        let shown = views.iter().filter(|v| !v.callsign.is_observer());
+        for (v, p) in shown.zip(pilots.iter_mut()) {
+            // A count lower than the last is a pilot that left and came back: no rate yet.
+            let key = p.callsign.clone();
+            if let Some(&(n, t)) = self.last.get(&key) {
+                let secs = now.saturating_duration_since(t).as_secs_f64();
+                if secs >= 0.5 && v.datagrams >= n {
+                    p.rate_hz = Some(round((v.datagrams - n) as f64 / secs, 1));
+                }
+            }
+            next.insert(key, (v.datagrams, now));
+        }
+        self.last = next;
     }
 }

@@ -45,20 +45,48 @@ pub struct Update {
     pub moved: Vec<Moved>,
     /// Callsigns that are gone (or whose model changed).
     pub left: Vec<String>,
+    /// Pilots (whole) whose protocol, ATC status, frequency, transponder, livery or
+    /// variant changed; their position is in `moved` if it changed too.
+    #[serde(default)]
+    pub changed: Vec<Pilot>,
 }
 
 impl Update {
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
-        self.joined.is_empty() && self.moved.is_empty() && self.left.is_empty()
+        self.joined.is_empty()
+            && self.moved.is_empty()
+            && self.left.is_empty()
+            && self.changed.is_empty()
     }
 }
 
-/// What a stream remembers of the last snapshot it sent, per callsign: the model
-/// and the compact position.
+/// The fields whose change puts a pilot in [`Update::changed`].
+type Radio = (
+    u8,
+    bool,
+    Option<f64>,
+    Option<crate::pilots::Transponder>,
+    Option<String>,
+    Option<i32>,
+);
+
+fn radio(p: &Pilot) -> Radio {
+    (
+        p.protocol,
+        p.atc,
+        p.frequency_mhz,
+        p.transponder,
+        p.livery.clone(),
+        p.variant,
+    )
+}
+
+/// What a stream remembers of the last snapshot it sent, per callsign: the model,
+/// the compact position and the radio fields.
 #[derive(Debug, Clone, Default)]
 pub struct Sent {
-    by_callsign: HashMap<String, (String, Moved)>,
+    by_callsign: HashMap<String, (String, Moved, Radio)>,
 }
 
 impl Sent {
@@ -67,7 +95,12 @@ impl Sent {
         Sent {
             by_callsign: pilots
                 .iter()
-                .map(|p| (p.callsign.clone(), (p.model.clone(), Moved::of(p))))
+                .map(|p| {
+                    (
+                        p.callsign.clone(),
+                        (p.model.clone(), Moved::of(p), radio(p)),
+                    )
+                })
                 .collect(),
         }
     }
@@ -82,15 +115,23 @@ impl Sent {
             ..Update::default()
         };
         for p in pilots {
-            let (model, now) = &next.by_callsign[&p.callsign];
+            let Some((model, now, r)) = next.by_callsign.get(&p.callsign) else {
+                continue;
+            };
             match self.by_callsign.get(&p.callsign) {
                 None => u.joined.push(p.clone()),
-                Some((m, _)) if m != model => {
+                Some((m, _, _)) if m != model => {
                     u.left.push(p.callsign.clone());
                     u.joined.push(p.clone());
                 }
-                Some((_, before)) if !before.same_place(now) => u.moved.push(now.clone()),
-                Some(_) => {}
+                Some((_, before, r0)) => {
+                    if !before.same_place(now) {
+                        u.moved.push(now.clone());
+                    }
+                    if r0 != r {
+                        u.changed.push(p.clone());
+                    }
+                }
             }
         }
         let mut gone: Vec<String> = self

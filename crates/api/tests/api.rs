@@ -61,6 +61,12 @@ fn a_real_datagram_becomes_the_pilot_flightgear_flew() {
     assert_eq!(p.relay, None);
     assert_eq!(p.online_since, 1_796_155_200 - 30);
     assert_eq!(p.last_seen, 1_796_155_200 - 30);
+    // What the properties say (the capture's README): v2, chat "Hello", lag 0.1.
+    assert_eq!(p.protocol, 2);
+    assert_eq!(p.chat.as_deref(), Some("Hello"));
+    assert_eq!(p.lag_s, 0.1);
+    assert!(!p.atc);
+    assert_eq!(p.frequency_mhz, None);
 }
 
 #[test]
@@ -90,18 +96,28 @@ fn the_pilot_fields_are_the_documented_ones() {
         [
             "aircraft",
             "alt_ft",
+            "atc",
             "callsign",
+            "chat",
+            "frequency_mhz",
             "ground_speed_kt",
             "heading",
+            "lag_s",
             "last_seen",
             "lat",
+            "livery",
             "local",
             "lon",
             "model",
             "online_since",
             "pitch",
+            "protocol",
+            "rate_hz",
             "relay",
-            "roll"
+            "roll",
+            "sim_time",
+            "transponder",
+            "variant"
         ]
     );
     assert!(
@@ -133,6 +149,16 @@ fn pilot(cs: &str, lat: f64, lon: f64) -> pilots::Pilot {
         relay: None,
         online_since: 0,
         last_seen: 0,
+        protocol: 2,
+        atc: false,
+        chat: None,
+        frequency_mhz: None,
+        transponder: None,
+        livery: None,
+        variant: None,
+        rate_hz: None,
+        lag_s: 0.1,
+        sim_time: 0.0,
     }
 }
 
@@ -343,4 +369,31 @@ mod replay {
             }
         }
     }
+}
+
+#[test]
+fn the_rate_is_datagrams_between_snapshots_per_second() {
+    let t0 = Instant::now();
+    let mut e = Engine::new(Config::default(), Arc::new(Stats::default()));
+    let from = "127.0.0.1:21002".parse().unwrap();
+    let d = first_datagram();
+    e.handle(&d, from, t0, &mut Outbox::new());
+    let mut rates = pilots::Rates::default();
+    let views = e.pilots(t0);
+    let mut p = pilots::pilots(&views, &clock(t0));
+    rates.apply(&views, &mut p, t0);
+    assert_eq!(p[0].rate_hz, None, "no rate on the first snapshot");
+    for i in 1..=20 {
+        e.handle(
+            &d,
+            from,
+            t0 + Duration::from_millis(100 * i),
+            &mut Outbox::new(),
+        );
+    }
+    let t2 = t0 + Duration::from_secs(2);
+    let views = e.pilots(t2);
+    let mut p = pilots::pilots(&views, &clock(t2));
+    rates.apply(&views, &mut p, t2);
+    assert_eq!(p[0].rate_hz, Some(10.0));
 }

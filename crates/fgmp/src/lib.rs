@@ -9,6 +9,7 @@
 pub mod attitude;
 pub mod cursor;
 pub mod error;
+pub mod extras;
 pub mod geo;
 pub mod header;
 pub mod message;

@@ -6,6 +6,7 @@
 
 pub mod directory_txt;
 pub mod fgmp_datagram;
+pub mod fgmp_extras;
 pub mod fgmp_props;
 pub mod fgmp_routing;
 pub mod fgms_conf;
@@ -27,6 +28,7 @@ pub type Target = fn(&[u8]);
 pub const TARGETS: &[(&str, Target)] = &[
     ("directory_txt", directory_txt::run),
     ("fgmp_datagram", fgmp_datagram::run),
+    ("fgmp_extras", fgmp_extras::run),
     ("fgmp_props", fgmp_props::run),
     ("fgmp_routing", fgmp_routing::run),
     ("fgms_conf", fgms_conf::run),

@@ -42,6 +42,8 @@ pub fn run(data: &[u8]) {
                 range_nm: 100.0,
                 online_for: Duration::ZERO,
                 silent_for: Duration::ZERO,
+                last_datagram: Vec::new(),
+                datagrams: 0,
             }
         })
         .collect();

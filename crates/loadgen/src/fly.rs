@@ -7,6 +7,7 @@ use anyhow::{bail, Context, Result};
 use fgmp::attitude::{self, Attitude};
 use fgmp::geo::{destination, initial_course, to_ecef, Geodetic};
 use fgmp::message::{to_bytes, Message, Position};
+use fgmp::props::{PropertyList, Protocol};
 use fgmp::Callsign;
 use std::time::{Duration, Instant};
 
@@ -47,6 +48,40 @@ pub struct FlyArgs {
     /// Stop after this many seconds (default: until interrupted).
     #[arg(long)]
     pub duration: Option<f64>,
+    /// A chat line to say (property 10002): sent in every datagram for the first
+    /// 10 s, as FlightGear does, then the empty string.
+    #[arg(long)]
+    pub chat: Option<String>,
+    /// Radio transmit frequency, MHz (property 13001, e.g. 118.5).
+    #[arg(long)]
+    pub freq: Option<f64>,
+}
+
+/// How long FlightGear repeats a chat line in its datagrams.
+pub const CHAT_SECS: f64 = 10.0;
+
+/// The properties `lobby fly` sends at flight time `t`: the protocol version (2),
+/// the chat line while it is fresh (then the empty string, as FlightGear), and the
+/// transmit frequency in Hz.
+pub fn radio_props(chat: Option<&str>, freq_hz: Option<i32>, t: f64) -> Result<PropertyList> {
+    let mut l = PropertyList::new();
+    l.push_int(fgmp::props::PROTOCOL_VERSION_ID, 2, Protocol::V2)?;
+    if let Some(c) = chat {
+        let now = if t < CHAT_SECS { c.as_bytes() } else { b"" };
+        l.push_string(fgmp::props::CHAT_ID, now, Protocol::V2)?;
+    }
+    if let Some(hz) = freq_hz {
+        l.push_int(fgmp::extras::FREQUENCY_ID, hz, Protocol::V2)?;
+    }
+    Ok(l)
+}
+
+/// `--freq` in MHz as the Hz FlightGear sends; within 0-1000 MHz.
+pub fn freq_hz(mhz: f64) -> Result<i32> {
+    if !(mhz > 0.0 && mhz < 1000.0) {
+        bail!("--freq must be within (0, 1000) MHz, got {mhz}");
+    }
+    Ok((mhz * 1e6).round() as i32)
 }
 
 /// Where the simulated aircraft is.
@@ -119,6 +154,13 @@ pub async fn run(a: FlyArgs) -> Result<()> {
     if !sane {
         bail!("--speed-kt, --alt-ft and --heading must be finite (speed 0..100000)");
     }
+    if a.chat
+        .as_ref()
+        .is_some_and(|c| c.len() > fgmp::props::MAX_SEND_TEXT)
+    {
+        bail!("--chat: at most {} bytes", fgmp::props::MAX_SEND_TEXT);
+    }
+    let freq = a.freq.map(freq_hz).transpose()?;
     let relay =
         udp::addr::resolve(&a.relay, 5000).with_context(|| format!("--relay {}", a.relay))?;
     let bind: std::net::SocketAddr = if relay.is_ipv6() {
@@ -160,7 +202,9 @@ pub async fn run(a: FlyArgs) -> Result<()> {
         f = f.advance(now.duration_since(last));
         last = now;
         let t = now.duration_since(start).as_secs_f64();
-        let m = Message::position(callsign, a.range_nm, f.position(&a.model, t));
+        let mut body = f.position(&a.model, t);
+        body.properties = radio_props(a.chat.as_deref(), freq, t)?;
+        let m = Message::position(callsign, a.range_nm, body);
         let bytes = to_bytes(&m).map_err(|e| anyhow::anyhow!("encoding: {e}"))?;
         if let Err(e) = sock.send_to(&bytes, relay).await {
             tracing::warn!(%relay, error = %e, "send failed");
@@ -202,5 +246,28 @@ mod tests {
             ..f
         };
         assert_eq!(h.advance(Duration::from_secs(10)), h);
+    }
+
+    #[test]
+    fn chat_for_ten_seconds_then_empty_and_the_frequency_in_hz() {
+        let hz = freq_hz(118.5).unwrap();
+        assert_eq!(hz, 118_500_000);
+        assert!(freq_hz(0.0).is_err() && freq_hz(f64::NAN).is_err());
+        let mut p = Flight {
+            lat: 64.0,
+            lon: -22.6,
+            alt_m: 900.0,
+            heading: 0.0,
+            speed_mps: 0.0,
+        }
+        .position("m", 1.0);
+        for (t, want) in [(1.0, Some("hi")), (10.5, None)] {
+            p.properties = radio_props(Some("hi"), Some(hz), t).unwrap();
+            let m = Message::position(Callsign::new("A").unwrap(), 100, p.clone());
+            let x = fgmp::extras::Extras::decode(&to_bytes(&m).unwrap()).unwrap();
+            assert_eq!(x.chat.as_deref(), want);
+            assert_eq!(x.frequency_hz, Some(118_500_000));
+            assert_eq!(x.protocol, 2);
+        }
     }
 }

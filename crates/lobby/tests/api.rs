@@ -173,6 +173,8 @@ fn the_openapi_document_names_every_path_and_field() {
     for p in [
         "/api/pilots",
         "/api/pilots/stream",
+        "/api/chat",
+        "/api/atc",
         "/api/servers",
         "/api/relays",
         "/api/dns",
@@ -205,7 +207,11 @@ fn the_openapi_document_names_every_path_and_field() {
     let (_, ready) = json(http, "/readyz");
     assert_eq!(schema_fields("ReadyBody"), served(&ready));
     assert_eq!(schema_fields("PartStatus"), served(&ready["parts"][0]));
-    assert_eq!(schema_fields("Pilot").len(), 14);
+    assert_eq!(schema_fields("Pilot").len(), 24);
+    let (_, chat) = json(http, "/api/chat");
+    assert_eq!(schema_fields("ChatBody"), served(&chat));
+    let (_, atc) = json(http, "/api/atc");
+    assert_eq!(schema_fields("AtcBody"), served(&atc));
 }
 
 /// `/api/servers` entries of `http`, by address.
@@ -498,4 +504,109 @@ fn the_page_is_sent_gzipped_to_clients_that_ask_and_nothing_else_is() {
         assert!(head.starts_with("http/1.1 200"), "{path}: {head}");
         assert!(!head.contains("content-encoding"), "{path}: {head}");
     }
+}
+
+/// A v2 position at `at` from `model` carrying `chat` and a transmit frequency.
+fn fg_datagram(cs: &str, model: &str, at: (f64, f64), chat: &str, freq_hz: i32) -> Vec<u8> {
+    use fgmp::message::{to_bytes, Message, Position};
+    use fgmp::props::Protocol::V2;
+    let mut body = Position::at(model, ecef(at.0, at.1));
+    body.properties
+        .push_int(10, 2, V2)
+        .unwrap()
+        .push_string(fgmp::props::CHAT_ID, chat.as_bytes(), V2)
+        .unwrap()
+        .push_int(fgmp::extras::FREQUENCY_ID, freq_hz, V2)
+        .unwrap();
+    to_bytes(&Message::position(
+        fgmp::Callsign::new(cs).unwrap(),
+        100,
+        body,
+    ))
+    .unwrap()
+}
+
+#[test]
+fn chat_once_frequency_and_atc_over_real_sockets() {
+    let up = start("decode");
+    let http = up.addr("http", "tcp");
+    let relay = up.addrs("relay", "udp")[0];
+    let (a, t) = (client(false), client(false));
+    let (mut stream, head) = open_stream(http);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // FlightGear repeats a chat line in every datagram: ten times here, a tenth of a
+    // second apart, with a control character the API strips.
+    let said = fg_datagram(
+        "ALPHA",
+        "Aircraft/c172p/Models/c172p.xml",
+        BIKF,
+        "hello\x07 tower",
+        118_500_000,
+    );
+    let tower = fg_datagram("BIKF_TW", "OpenRadar", north(BIKF, 1.0), "", 118_300_000);
+    for _ in 0..10 {
+        a.send_to(&said, relay).unwrap();
+        t.send_to(&tower, relay).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let chat = loop {
+        let (code, v) = json(http, "/api/chat");
+        assert_eq!(code, 200, "{v}");
+        if !v["lines"].as_array().unwrap().is_empty() {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "no chat line: {v}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    // Keep sending for more than one snapshot: still one line.
+    for _ in 0..15 {
+        a.send_to(&said, relay).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, chat2) = json(http, "/api/chat?callsign=ALPHA");
+    for v in [&chat, &chat2] {
+        let lines = v["lines"].as_array().unwrap();
+        assert_eq!(lines.len(), 1, "the line once: {v}");
+        assert_eq!(lines[0]["callsign"], "ALPHA");
+        assert_eq!(lines[0]["text"], "hello tower");
+        assert_eq!(lines[0]["frequency_mhz"], 118.5);
+    }
+    let (_, none) = json(http, "/api/chat?near=0,0,10");
+    assert!(none["lines"].as_array().unwrap().is_empty(), "{none}");
+    let (_, v) = json(http, "/api/pilots?callsign=ALPHA");
+    let p = &v["pilots"][0];
+    assert_eq!(p["frequency_mhz"], 118.5, "{p}");
+    assert_eq!(p["protocol"], 2);
+    assert_eq!(p["atc"], false);
+    assert_eq!(p["chat"], "hello tower");
+    let (_, v) = json(http, "/api/atc");
+    let st = v["stations"].as_array().unwrap();
+    assert_eq!(st.len(), 1, "{v}");
+    assert_eq!(st[0]["callsign"], "BIKF_TW");
+    assert_eq!(st[0]["airport"], "BIKF");
+    assert_eq!(st[0]["position"], "TW");
+    assert_eq!(st[0]["frequency_mhz"], 118.3);
+    let (_, v) = json(http, "/api/pilots?callsign=BIKF_TW");
+    assert_eq!(v["pilots"][0]["atc"], true, "{v}");
+    let (code, _) = json(http, "/api/chat?limit=0");
+    assert_eq!(code, 400);
+    // The stream carried the line once, as a `chat` event.
+    let mut text = head;
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < deadline {
+        let mut b = [0u8; 65536];
+        if let Ok(n) = stream.read(&mut b) {
+            if n == 0 {
+                break;
+            }
+            text.push_str(&String::from_utf8_lossy(&b[..n]));
+        }
+    }
+    let chats: Vec<&str> = text
+        .split("\n\n")
+        .filter(|e| e.contains("event: chat"))
+        .collect();
+    assert_eq!(chats.len(), 1, "{text}");
+    assert!(chats[0].contains("\"text\":\"hello tower\""), "{text}");
 }

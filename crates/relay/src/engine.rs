@@ -50,6 +50,18 @@ struct Pilot {
     /// adds `reply_ratio` times its length, up to [`REPLY_CREDIT_INPUT`] datagrams'
     /// worth; each copy sent takes its length ([`Engine::forward`]).
     credit: u64,
+    /// Its last position datagram as received (at most [`fgmp::MAX_DATAGRAM`] bytes;
+    /// the buffer is reused, so keeping it costs a copy): the HTTP API decodes chat,
+    /// radio and the rest from it off the forwarding path.
+    last: Vec<u8>,
+    /// Datagrams accepted from it since it joined.
+    datagrams: u64,
+}
+
+/// Keeps `datagram` (capped at [`fgmp::MAX_DATAGRAM`] bytes) in `last`, reusing its buffer.
+fn keep(last: &mut Vec<u8>, datagram: &[u8]) {
+    last.clear();
+    last.extend_from_slice(&datagram[..datagram.len().min(fgmp::MAX_DATAGRAM)]);
 }
 
 /// A pilot's reply credit after it sent `len` bytes: `ratio` bytes more per byte,
@@ -88,6 +100,10 @@ pub struct PilotView {
     pub online_for: Duration,
     /// Time since its last datagram.
     pub silent_for: Duration,
+    /// Its last position datagram, as received (at most [`fgmp::MAX_DATAGRAM`] bytes).
+    pub last_datagram: Vec<u8>,
+    /// Datagrams accepted from it since it joined.
+    pub datagrams: u64,
 }
 
 /// Traffic on one relay link or crossfeed target, kept across reconfigurations
@@ -415,8 +431,10 @@ impl Engine {
                 return None;
             }
             p.last_seen = now;
+            p.datagrams += 1;
             p.credit = earn(p.credit, datagram.len(), self.config.reply_ratio);
             if let Some(pos) = info.position {
+                keep(&mut p.last, datagram);
                 p.pos = pos;
                 p.range_nm = resolve(Some(p.range_nm), &self.config);
                 p.orientation = read_orientation(datagram);
@@ -474,6 +492,8 @@ impl Engine {
                 p.placement = self.index.update(id, p.placement, placement);
                 p.last_seen = now;
                 p.joined = now;
+                p.datagrams = 1;
+                keep(&mut p.last, datagram);
                 p.last_lazy_relay = None;
                 p.credit = earn(p.credit, datagram.len(), self.config.reply_ratio);
                 if let Some(log) = &mut self.sessions {
@@ -527,6 +547,8 @@ impl Engine {
             last_lazy_relay: None,
             serial,
             credit: earn(0, datagram.len(), self.config.reply_ratio),
+            last: datagram[..datagram.len().min(fgmp::MAX_DATAGRAM)].to_vec(),
+            datagrams: 1,
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -861,6 +883,8 @@ impl Engine {
                         range_nm: p.range_nm,
                         online_for: now.saturating_duration_since(p.joined),
                         silent_for: now.saturating_duration_since(p.last_seen),
+                        last_datagram: p.last.clone(),
+                        datagrams: p.datagrams,
                     },
                 )
             })

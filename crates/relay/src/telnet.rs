@@ -187,6 +187,8 @@ mod tests {
             range_nm: 100.0,
             online_for: Duration::ZERO,
             silent_for: Duration::ZERO,
+            last_datagram: Vec::new(),
+            datagrams: 0,
         }
     }
 

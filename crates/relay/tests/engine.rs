@@ -990,3 +990,30 @@ fn local_sessions_begin_and_end_with_the_pilot_its_callsign_and_its_model() {
     names.sort();
     assert_eq!(names, ["P0", "P1", "P2"]);
 }
+
+#[test]
+fn the_view_holds_each_pilots_last_position_datagram_and_count() {
+    let mut r = Rig::new(Config::default());
+    let first = pos("ALPHA", BIKF, 100);
+    let second = pos("ALPHA", north(BIKF, 1.0), 50);
+    r.send(&first, A, 0.0);
+    r.send(&second, A, 0.1);
+    // A chat message (MsgId 1) counts as a datagram but is not a position.
+    r.send(&chat("ALPHA", "hi"), A, 0.2);
+    let v = r.e.pilots(r.t0).into_iter().next().unwrap();
+    assert_eq!(v.last_datagram, second);
+    assert_eq!(v.datagrams, 3);
+    // Longer than FlightGear's 1,200-byte buffer: the copy is cut there.
+    let mut big = pos("BRAVO", BIKF, 100);
+    big.resize(1400, 0);
+    let n = big.len() as u32;
+    big[12..16].copy_from_slice(&n.to_be_bytes());
+    r.send(&big, B, 0.3);
+    if let Some(v) =
+        r.e.pilots(r.t0)
+            .into_iter()
+            .find(|p| p.callsign.as_bytes() == b"BRAVO")
+    {
+        assert_eq!(v.last_datagram.len(), fgmp::MAX_DATAGRAM);
+    }
+}

@@ -18,6 +18,10 @@ use tokio::sync::broadcast;
 /// Snapshots are taken at most this often.
 pub const SNAPSHOT_INTERVAL: Duration = Duration::from_secs(1);
 
+/// While a relay runs and no stream is open, a snapshot at least this often, so that
+/// every chat line (carried about 10 s) is seen.
+const CHAT_SAMPLE: Duration = Duration::from_secs(2);
+
 /// Stream updates a slow client may fall behind before it is disconnected.
 const STREAM_BACKLOG: usize = 8;
 
@@ -88,8 +92,10 @@ impl Snapshot {
 pub struct StreamUpdate {
     /// The snapshot it leads to.
     pub seq: u64,
-    /// The `update` event's data.
-    pub data: String,
+    /// The `update` event's data, if pilots changed.
+    pub data: Option<String>,
+    /// The `chat` event's data (the new lines), if any.
+    pub chat: Option<String>,
 }
 
 /// Takes snapshots and hands them and the stream's updates out.
@@ -101,6 +107,9 @@ pub struct Publisher {
     building: tokio::sync::Mutex<Sent>,
     updates: broadcast::Sender<Arc<StreamUpdate>>,
     streams: udp::ConnLimiter,
+    /// The relay's recent chat, fed by each snapshot.
+    pub chat: Mutex<api::chat::ChatLog>,
+    rates: Mutex<api::pilots::Rates>,
     /// How long one stream lasts.
     pub stream_lifetime: std::time::Duration,
 }
@@ -128,6 +137,8 @@ impl Publisher {
             building: tokio::sync::Mutex::new(Sent::default()),
             updates: broadcast::channel(STREAM_BACKLOG).0,
             streams: udp::ConnLimiter::new(max_streams, per_ip),
+            chat: Mutex::new(api::chat::ChatLog::new(Default::default())),
+            rates: Mutex::new(Default::default()),
             stream_lifetime: lifetime,
         })
     }
@@ -169,7 +180,7 @@ impl Publisher {
         let before = std::mem::take(&mut *sent);
         let seq = have.seq + 1;
         let built = tokio::task::spawn_blocking(move || me.build(seq, before)).await;
-        let (snap, update, after) = match built {
+        let (snap, (update, chat), after) = match built {
             Ok(x) => x,
             Err(e) => {
                 tracing::error!(error = %e, "API snapshot failed");
@@ -181,18 +192,21 @@ impl Publisher {
         // Store first, then announce: a stream that subscribed and then read an
         // older snapshot still receives this update.
         *lock(&self.latest) = snap.clone();
-        if let Some(data) = update {
+        if update.is_some() || chat.is_some() {
             let _ = self.updates.send(Arc::new(StreamUpdate {
                 seq: snap.seq,
-                data,
+                data: update,
+                chat,
             }));
         }
         snap
     }
 
     /// Copies the engines' state (each lock held only to copy) into API form, and
-    /// the stream update from what was sent before (`None`: nothing changed).
-    fn build(&self, seq: u64, before: Sent) -> (Snapshot, Option<String>, Sent) {
+    /// the stream update from what was sent before (`None`: nothing changed) and the
+    /// new chat lines (`None`: none).
+    #[allow(clippy::type_complexity)]
+    fn build(&self, seq: u64, before: Sent) -> (Snapshot, (Option<String>, Option<String>), Sent) {
         let clock = wall_clock();
         let now = clock.mono;
         let src = &self.sources;
@@ -212,7 +226,16 @@ impl Publisher {
                 hub,
                 links: self.links(&links, &clock),
             });
-            api::pilots::pilots(&views, &clock)
+            let mut pilots = api::pilots::pilots(&views, &clock);
+            lock(&self.rates).apply(&views, &mut pilots, now);
+            pilots
+        });
+        let chat = pilots.as_ref().and_then(|p| {
+            let fresh = lock(&self.chat).observe(p, clock.now_secs());
+            for l in &fresh {
+                tracing::debug!(callsign = %l.callsign, text = %l.text, "chat line");
+            }
+            (!fresh.is_empty()).then(|| serde_json::to_string(&fresh).unwrap_or_default())
         });
         let servers = src.master.as_ref().map(|m| {
             let mut list: Vec<(std::net::SocketAddr, ServerEntry)> = {
@@ -279,7 +302,7 @@ impl Publisher {
             },
             dns,
         };
-        (snap, update, after)
+        (snap, (update, chat), after)
     }
 
     /// The relay links now (not from the last snapshot): the admin API shows a
@@ -327,12 +350,16 @@ impl Publisher {
         out
     }
 
-    /// Keeps snapshots coming once a second while any stream is open.
+    /// Keeps snapshots coming once a second while any stream is open, and every
+    /// [`CHAT_SAMPLE`] while a relay runs (the chat log sees every line).
     pub async fn run(self: Arc<Self>, stop: crate::lifecycle::Stop) -> anyhow::Result<()> {
         loop {
             let next = if self.updates.receiver_count() > 0 {
                 let s = self.current().await;
                 s.taken.unwrap_or_else(Instant::now) + SNAPSHOT_INTERVAL
+            } else if self.has_relay() {
+                let s = self.current().await;
+                s.taken.unwrap_or_else(Instant::now) + CHAT_SAMPLE
             } else {
                 Instant::now() + Duration::from_millis(250)
             };

@@ -1,10 +1,14 @@
 //! `GET /api/pilots` and the pilot stream `GET /api/pilots/stream` (Server-Sent
-//! Events: a `snapshot`, then one `update` per second with the changes).
+//! Events: a `snapshot`, then one `update` per second with the changes, and a `chat`
+//! event with each second's new chat lines); `GET /api/chat` and `GET /api/atc`.
 
 use crate::http::conn::Streaming;
 use crate::http::reply::{error, json_text, not_running, parsed};
 use crate::http::snapshot::StreamUpdate;
 use crate::http::state::AppState;
+use crate::lifecycle::lock;
+use api::atc::AtcBody;
+use api::chat::{ChatBody, ChatFilter};
 use api::pilots::{PilotFilter, PilotsBody};
 use api::stream::Update;
 use api::ErrorBody;
@@ -29,6 +33,56 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/api/pilots", get(pilots))
         .route("/api/pilots/stream", get(pilots_stream))
+        .route("/api/chat", get(chat))
+        .route("/api/atc", get(atc))
+}
+
+/// The recent chat of the relay's pilots, each line once.
+#[utoipa::path(get, path = "/api/chat", tag = "relay",
+    params(
+        ("callsign" = Option<String>, Query, description = "only this callsign (exact)"),
+        ("near" = Option<String>, Query, description = "lat,lon,nm: only lines sent within nm nautical miles of the point"),
+        ("since" = Option<u64>, Query, description = "only lines with a greater id"),
+        ("limit" = Option<usize>, Query, description = "at most this many lines, the most recent (1-1000, default 100)"),
+    ),
+    responses(
+        (status = 200, description = "the lines, oldest first", body = ChatBody),
+        (status = 400, description = "a bad parameter", body = ErrorBody),
+        (status = 404, description = "no relay runs in this process", body = ErrorBody),
+    ))]
+pub async fn chat(
+    State(s): State<AppState>,
+    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
+) -> Response {
+    let filter = match parsed(q, ChatFilter::parse) {
+        Ok(f) => f,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
+    };
+    if !s.publisher.has_relay() {
+        return not_running("relay");
+    }
+    let snap = s.publisher.current().await; // takes in what was said since the last
+    let body = lock(&s.publisher.chat).body(&filter, snap.clock.now_secs());
+    Json(body).into_response()
+}
+
+/// The ATC stations among the relay's pilots (fgms's rule: a callsign ending `_DL`,
+/// `_GN`, `_TW`, `_AP`, `_DE` or `_CT` with the model `OpenRadar` or one containing `ATC`).
+#[utoipa::path(get, path = "/api/atc", tag = "relay",
+    responses(
+        (status = 200, description = "the stations", body = AtcBody),
+        (status = 404, description = "no relay runs in this process", body = ErrorBody),
+    ))]
+pub async fn atc(State(s): State<AppState>) -> Response {
+    let snap = s.publisher.current().await;
+    let Some(all) = &snap.pilots else {
+        return not_running("relay");
+    };
+    Json(AtcBody {
+        generated_at: snap.clock.now_secs(),
+        stations: api::atc::stations(all),
+    })
+    .into_response()
 }
 
 /// Every pilot the relay knows.
@@ -68,7 +122,7 @@ pub async fn pilots(
 /// The pilot stream: a `snapshot` event, then one `update` per second with changes.
 #[utoipa::path(get, path = "/api/pilots/stream", tag = "relay",
     responses(
-        (status = 200, description = "text/event-stream: `snapshot` (data: PilotsBody), then `update` events (data: Update)", content_type = "text/event-stream", body = Update),
+        (status = 200, description = "text/event-stream: `snapshot` (data: PilotsBody), then `update` events (data: Update) and `chat` events (data: an array of ChatLine, the lines new since the last event)", content_type = "text/event-stream", body = Update),
         (status = 404, description = "no relay runs in this process", body = ErrorBody),
         (status = 503, description = "too many streams open", body = ErrorBody),
     ))]
@@ -123,11 +177,19 @@ pub async fn pilots_stream(
                 Ok(u) if u.seq <= st.last => continue,
                 Ok(u) => {
                     st.last = u.seq;
-                    let e = Event::default()
-                        .event("update")
-                        .id(u.seq.to_string())
-                        .data(&u.data);
-                    return Some((Ok(e), st));
+                    let event = |name, data: &String| {
+                        Event::default()
+                            .event(name)
+                            .id(u.seq.to_string())
+                            .data(data)
+                    };
+                    let chat = u.chat.as_ref().map(|c| event("chat", c));
+                    let Some(d) = &u.data else {
+                        let e = chat?; // one of the two is always there
+                        return Some((Ok(e), st));
+                    };
+                    st.first = chat; // sent next
+                    return Some((Ok(event("update", d)), st));
                 }
                 // Fell behind, or the server stops: end the stream; the client
                 // reconnects and starts over from a snapshot.

@@ -1,0 +1,148 @@
+//! The chat log: a line once however often it is repeated, bounded per pilot and in
+//! all, aged out, filtered; and the ATC list.
+
+use api::chat::{ChatFilter, ChatLimits, ChatLog};
+use api::pilots::Pilot;
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+
+fn pilot(cs: &str, chat: Option<&str>) -> Pilot {
+    Pilot {
+        callsign: cs.into(),
+        model: "Aircraft/c172p/Models/c172p.xml".into(),
+        aircraft: "c172p".into(),
+        lat: 64.0,
+        lon: -22.6,
+        alt_ft: 3000.0,
+        heading: 280.0,
+        pitch: 0.0,
+        roll: 0.0,
+        ground_speed_kt: 100.0,
+        local: true,
+        relay: None,
+        online_since: 0,
+        last_seen: 0,
+        protocol: 2,
+        atc: false,
+        chat: chat.map(str::to_string),
+        frequency_mhz: Some(118.5),
+        transponder: None,
+        livery: None,
+        variant: None,
+        rate_hz: None,
+        lag_s: 0.1,
+        sim_time: 0.0,
+    }
+}
+
+fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_repeated_line_is_recorded_once_and_again_after_a_gap() {
+    let mut log = ChatLog::new(ChatLimits::default());
+    let mut fresh = Vec::new();
+    for t in 0..10 {
+        fresh.extend(log.observe(&[pilot("A", Some("hello"))], 100 + t));
+    }
+    assert_eq!(fresh.len(), 1);
+    assert_eq!(fresh[0].text, "hello");
+    assert_eq!(fresh[0].frequency_mhz, Some(118.5));
+    // The property goes empty, then the same line is said again: a second line.
+    log.observe(&[pilot("A", None)], 111);
+    assert_eq!(log.observe(&[pilot("A", Some("hello"))], 112).len(), 1);
+    // Another pilot saying the same text is its own line.
+    assert_eq!(
+        log.observe(&[pilot("A", Some("hello")), pilot("B", Some("hello"))], 113)
+            .len(),
+        1
+    );
+    assert_eq!(log.len(), 3);
+    assert_eq!(log.counters.recorded, 3);
+}
+
+#[test]
+fn caps_per_pilot_in_all_and_in_time() {
+    let limits = ChatLimits {
+        total: 5,
+        per_pilot: 2,
+        keep_secs: 60,
+    };
+    let mut log = ChatLog::new(limits);
+    for i in 0..4 {
+        log.observe(&[pilot("A", Some(&format!("a{i}")))], 0);
+    }
+    assert_eq!(log.len(), 2);
+    assert_eq!(log.counters.refused_per_pilot, 2);
+    for i in 0..6 {
+        log.observe(&[pilot(&format!("P{i}"), Some("x"))], 1);
+    }
+    assert_eq!(log.len(), 5);
+    assert_eq!(log.counters.evicted, 3);
+    log.observe(&[], 62);
+    assert!(log.is_empty());
+    assert_eq!(log.counters.expired, 5);
+}
+
+#[test]
+fn filters() {
+    let mut log = ChatLog::new(ChatLimits::default());
+    let mut far = pilot("FAR", Some("far away"));
+    far.lat = -33.9;
+    far.lon = 151.2;
+    log.observe(&[pilot("A", Some("one")), far], 10);
+    log.observe(&[pilot("A", Some("two"))], 11);
+    let all = log.body(&ChatFilter::default(), 12);
+    assert_eq!(all.lines.len(), 3);
+    let f = ChatFilter::parse(&q(&[("callsign", "A")])).unwrap();
+    let texts: Vec<_> = log.body(&f, 12).lines.into_iter().map(|l| l.text).collect();
+    assert_eq!(texts, ["one", "two"]);
+    let f = ChatFilter::parse(&q(&[("near", "-33.9,151.2,10")])).unwrap();
+    assert_eq!(log.body(&f, 12).lines.len(), 1);
+    let f = ChatFilter::parse(&q(&[("since", "1"), ("limit", "1")])).unwrap();
+    let texts: Vec<_> = log.body(&f, 12).lines.into_iter().map(|l| l.text).collect();
+    assert_eq!(texts, ["two"], "the most recent after id 1");
+    assert!(ChatFilter::parse(&q(&[("limit", "0")])).is_err());
+    assert!(ChatFilter::parse(&q(&[("nope", "1")])).is_err());
+    assert!(ChatFilter::parse(&q(&[("near", "1,2")])).is_err());
+}
+
+#[test]
+fn atc_stations() {
+    let mut tw = pilot("EDDF_TW", None);
+    tw.atc = true;
+    tw.model = "OpenRadar".into();
+    let list = api::atc::stations(&[pilot("A", None), tw]);
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].airport.as_deref(), Some("EDDF"));
+    assert_eq!(list[0].position, "TW");
+    assert_eq!(list[0].frequency_mhz, Some(118.5));
+}
+
+proptest! {
+    /// Whatever pilots say, however often: the caps hold.
+    #[test]
+    fn bounded(steps in proptest::collection::vec(
+        proptest::collection::vec((0u8..20, 0u8..5), 0..30), 0..60)) {
+        let limits = ChatLimits { total: 40, per_pilot: 3, keep_secs: 30 };
+        let mut log = ChatLog::new(limits);
+        for (t, step) in steps.iter().enumerate() {
+            let pilots: Vec<Pilot> = step
+                .iter()
+                .map(|(c, m)| pilot(&format!("P{c}"), Some(&format!("m{m}"))))
+                .collect();
+            log.observe(&pilots, t as u64);
+            prop_assert!(log.len() <= 40);
+            let mut per = std::collections::HashMap::new();
+            for l in log.lines() {
+                *per.entry(l.callsign.clone()).or_insert(0) += 1;
+                prop_assert!(t as u64 - l.at <= 30);
+            }
+            prop_assert!(per.values().all(|&n| n <= 3));
+        }
+    }
+}
