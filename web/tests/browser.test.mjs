@@ -72,8 +72,10 @@ sample_interval = 1
 [http]
 listen = ["127.0.0.1:0"]
 # Every page of the tests comes from 127.0.0.1, and a reloaded page's old stream may
-# not have closed yet: more than the default 2 streams per address.
+# not have closed yet: more than the default 2 streams per address, and more than the
+# default 6 connections (each page's stream holds one).
 max_streams_per_ip = 16
+max_connections_per_ip = 64
 
 [dns]
 listen = ["127.0.0.1:0"]
@@ -101,6 +103,8 @@ gamedir = "valve"
 [history]
 database_url = "sqlite:${join(dir, 'history.sqlite')}"
 server_sample_interval = 1
+# The tests' flights last seconds: record them (the default waits 60 s).
+min_flight_secs = 0
 `);
   const webAddr = (p) => p.listeners.find((l) => (l.part === 'web' && l.proto === 'http') || (l.part === 'http' && l.proto === 'tcp'));
   up = await start(BIN, ['up', '--config', conf], {

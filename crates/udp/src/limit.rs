@@ -218,6 +218,31 @@ impl Waiting {
         true
     }
 
+    /// Takes back the place of the longest-waiting connection from `ip`'s source
+    /// ([`sansio::source_key`]), for a new one from that source at its share: a
+    /// client's own idle keep-alive connections make room for its next. False when
+    /// none of them waits.
+    pub fn cut_oldest_from(&self, ip: IpAddr) -> bool {
+        let key = sansio::source_key(ip);
+        let p = {
+            let mut q = self.lock();
+            let found = q.by_age.iter().find_map(|(&seq, p)| {
+                let slot = p.slot.lock().unwrap_or_else(|e| e.into_inner());
+                slot.as_ref()
+                    .is_some_and(|s| sansio::source_key(s.source) == key)
+                    .then_some(seq)
+            });
+            match found.and_then(|seq| q.by_age.remove(&seq)) {
+                Some(p) => p,
+                None => return false,
+            }
+        };
+        p.seq.store(0, Ordering::Relaxed);
+        drop(p.slot.lock().unwrap_or_else(|e| e.into_inner()).take());
+        (p.cut)();
+        true
+    }
+
     /// Connections waiting now.
     pub fn len(&self) -> usize {
         self.lock().by_age.len()
@@ -315,6 +340,24 @@ mod tests {
         w.enter(&b);
         assert!(w.is_empty() && b.is_cut());
         assert_eq!(l.open(), 1, "only the new connection holds a place");
+    }
+
+    #[test]
+    fn a_source_at_its_share_makes_room_from_its_own_waiting_connections() {
+        let l = ConnLimiter::new(10, 2);
+        let w = Waiting::default();
+        let place = |ip: &str| Place::new(l.acquire(super::tests::ip(ip)).unwrap(), || {});
+        let (other, a, b) = (place("192.0.2.9"), place("192.0.2.1"), place("192.0.2.1"));
+        w.enter(&other);
+        w.enter(&a);
+        assert_eq!(l.acquire(ip("192.0.2.1")).unwrap_err(), Refusal::PerSource);
+        assert!(w.cut_oldest_from(ip("192.0.2.1")));
+        assert!(
+            a.is_cut() && !other.is_cut() && !b.is_cut(),
+            "its own, not another's"
+        );
+        let _c = l.acquire(ip("192.0.2.1")).unwrap();
+        assert!(!w.cut_oldest_from(ip("192.0.2.1")), "b does not wait");
     }
 
     #[test]

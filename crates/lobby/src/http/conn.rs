@@ -9,9 +9,9 @@
 //! - a total lifetime per connection (`connection_timeout`, then a graceful close);
 //! - a connection cap shared by every listener of the server and a per-source cap
 //!   (per IPv4 address / IPv6 /64: [`udp::ConnLimiter`]), checked in the accept loop:
-//!   a connection past the per-source cap is answered `503` and closed at once; at
-//!   the total cap the connection that has waited longest for a request head is
-//!   closed for it ([`udp::Waiting`]), and only when none waits is it refused.
+//!   at either cap the connection that has waited longest for a request head (at
+//!   the per-source cap: of that source) is closed for the new one
+//!   ([`udp::Waiting`]), and only when none waits is it answered `503` and closed.
 //!
 //! Every refusal and every timeout is counted ([`HttpStats`], `/stats` → `http`).
 
@@ -94,7 +94,7 @@ telemetry::counters! {
     RefusedFull => "refused_connection_cap", REFUSED["connection_cap"];
     /// Refused at accept: its source has its share.
     RefusedPerIp => "refused_per_ip_cap", REFUSED["per_ip_cap"];
-    /// Closed while waiting for a request head, for a new connection at the cap.
+    /// Closed while waiting for a request head, for a new connection at a cap.
     Evicted => "evicted_waiting", EVICTED;
     /// The accept itself failed.
     AcceptErrors => "accept_errors", ACCEPT_ERRORS;
@@ -205,7 +205,12 @@ pub async fn accept_loop(
             _ = stop.stopped() => break,
         };
         let mut acquired = shared.open.acquire(peer.ip());
-        if acquired.as_ref().is_err_and(|r| *r == Refusal::Total) && shared.waiting.cut_oldest() {
+        let made_room = match acquired {
+            Err(Refusal::Total) => shared.waiting.cut_oldest(),
+            Err(Refusal::PerSource) => shared.waiting.cut_oldest_from(peer.ip()),
+            Ok(_) => false,
+        };
+        if made_room {
             shared.stats.count(Reason::Evicted);
             acquired = shared.open.acquire(peer.ip());
         }
