@@ -196,6 +196,19 @@ pub fn run(data: &[u8]) {
 mod tests {
     use super::*;
 
+    /// The fuzzer's two stops of session 10, kept out of the corpus (which minimising
+    /// may thin): the harness's clock started at the input's base time, and
+    /// `close_relay` did not move the rate buckets' clock.
+    #[test]
+    fn the_fuzzers_stops_stay_fixed() {
+        run(include_bytes!(
+            "../regressions/flightlog_reports/harness-clock-from-first-report.bin"
+        ));
+        run(include_bytes!(
+            "../regressions/flightlog_reports/close-relay-moves-the-clock.bin"
+        ));
+    }
+
     #[test]
     fn the_sampling_schedule_bounds_a_day_to_about_2610_positions() {
         assert_eq!(most_samples(0), 1);
