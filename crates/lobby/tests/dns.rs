@@ -1227,12 +1227,22 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
         assert!(tcp_soa(s, i as u16) && tcp_soa(s, 100 + i as u16));
         used.push(Instant::now());
     }
+    // A third from that source is served: its own longest-waiting connection (the
+    // first) is closed for it, so the source still holds two.
     let mut third = tcp_from("127.0.0.1", tcp);
     assert!(
-        closed_within(&mut third, Duration::from_secs(1), |_| {}),
-        "a third connection from one source is closed at once\n{}",
+        tcp_soa(&mut third, 150),
+        "a third from one source is served"
+    );
+    assert!(
+        closed_within(&mut held[0], Duration::from_secs(1), |_| {}),
+        "its own longest-waiting connection made room\n{}",
         d.stderr()
     );
+    held.remove(0);
+    used.remove(0);
+    held.push(third);
+    used.push(Instant::now());
     // Another source is served; so is a third and a fourth, up to the total of 5.
     let mut others: Vec<_> = ["127.0.0.2", "127.0.0.3", "127.0.0.4"]
         .iter()
@@ -1286,30 +1296,30 @@ fn dns_over_tcp_is_capped_per_source_and_in_total_and_idle_connections_end() {
     assert!(closed_within(&mut bad, Duration::from_secs(2), |_| {}));
     let stats = dns_stats(http);
     for (key, want) in [
-        ("tcp_refused_per_ip_cap", 1),
+        ("tcp_refused_per_ip_cap", 0),
         ("tcp_refused_connection_cap", 0),
-        ("tcp_evicted", 1),
+        ("tcp_evicted", 2),
         ("tcp_idle_timeouts", 5),
         ("tcp_read_timeouts", 1),
         ("tcp_query_cap", 1),
         ("tcp_malformed", 1),
-        ("tcp_accepted", 9),
+        ("tcp_accepted", 10),
     ] {
         assert_eq!(stats[key], want, "{key}: {stats}");
     }
     let (_, metrics) = http_get(http, "/metrics");
     assert!(
-        metrics.contains("lobby_dns_tcp_refused_total{reason=\"per_ip_cap\"} 1"),
+        metrics.contains("lobby_dns_tcp_closed_total{reason=\"evicted\"} 2"),
         "{metrics}"
     );
     let log = d.stderr();
     let refusals: Vec<_> = log
         .lines()
-        .filter(|l| l.contains("DNS TCP connection refused"))
+        .filter(|l| l.contains("DNS TCP connection refused") || l.contains("closed for a new one"))
         .collect();
     assert!(
-        refusals.len() == 1 && refusals.iter().all(|l| l.contains("DEBUG")),
-        "refusals are logged at debug only\n{log}"
+        refusals.len() == 2 && refusals.iter().all(|l| l.contains("DEBUG")),
+        "evictions are logged at debug only\n{log}"
     );
 }
 

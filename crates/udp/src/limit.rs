@@ -243,6 +243,26 @@ impl Waiting {
         true
     }
 
+    /// A place under `open` for a new connection from `ip`: at a cap, the
+    /// longest-waiting connection (at the per-source cap, one of that source's own)
+    /// is closed for it. The slot and whether a connection was closed; the cap
+    /// reached when none waits.
+    pub fn admit(&self, open: &ConnLimiter, ip: IpAddr) -> Result<(Slot, bool), Refusal> {
+        match open.acquire(ip) {
+            Ok(slot) => Ok((slot, false)),
+            Err(why) => {
+                let cut = match why {
+                    Refusal::Total => self.cut_oldest(),
+                    Refusal::PerSource => self.cut_oldest_from(ip),
+                };
+                if !cut {
+                    return Err(why);
+                }
+                open.acquire(ip).map(|slot| (slot, true))
+            }
+        }
+    }
+
     /// Connections waiting now.
     pub fn len(&self) -> usize {
         self.lock().by_age.len()

@@ -204,18 +204,13 @@ pub async fn accept_loop(
             Some(_) = conns.join_next(), if !conns.is_empty() => continue,
             _ = stop.stopped() => break,
         };
-        let mut acquired = shared.open.acquire(peer.ip());
-        let made_room = match acquired {
-            Err(Refusal::Total) => shared.waiting.cut_oldest(),
-            Err(Refusal::PerSource) => shared.waiting.cut_oldest_from(peer.ip()),
-            Ok(_) => false,
-        };
-        if made_room {
-            shared.stats.count(Reason::Evicted);
-            acquired = shared.open.acquire(peer.ip());
-        }
-        let slot = match acquired {
-            Ok(slot) => slot,
+        let slot = match shared.waiting.admit(&shared.open, peer.ip()) {
+            Ok((slot, made_room)) => {
+                if made_room {
+                    shared.stats.count(Reason::Evicted);
+                }
+                slot
+            }
             Err(Refusal::Total) => {
                 refuse(tcp, peer, Reason::RefusedFull, &shared.stats);
                 continue;

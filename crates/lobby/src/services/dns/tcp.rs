@@ -1,9 +1,10 @@
 //! DNS over TCP: lobby's own accept loop (hickory's accepted without limit), within
 //! `[dns] max_tcp_connections` and `max_tcp_per_ip`; each connection waits at most
 //! `tcp_idle_timeout` for a query and as long to read one or write one answer, and
-//! carries at most `directory::tcp::MAX_QUERIES_PER_CONNECTION` queries. At the
-//! total cap the connection that has waited longest for a query is closed for the
-//! new one ([`udp::Waiting`], as HTTP does). The catalog answers as over UDP, with
+//! carries at most `directory::tcp::MAX_QUERIES_PER_CONNECTION` queries. At a cap
+//! the connection that has waited longest for a query (at the per-source cap, one
+//! of that source's own) is closed for the new one ([`udp::Waiting::admit`], as
+//! HTTP does). The catalog answers as over UDP, with
 //! the client's address (AXFR access sees it).
 
 use crate::lifecycle::{accept, Stop, Tasks};
@@ -39,13 +40,13 @@ pub(super) async fn serve(l: TcpListener, tcp: Arc<Tcp>, tasks: Tasks, stop: Sto
             c = accept(&l, "DNS TCP", failed) => c,
             _ = stop.stopped() => return Ok(()),
         };
-        let mut acquired = tcp.open.acquire(peer.ip());
-        if acquired.as_ref().is_err_and(|r| *r == Refusal::Total) && tcp.waiting.cut_oldest() {
-            tcp.stats.count(Counter::TcpEvicted);
-            acquired = tcp.open.acquire(peer.ip());
-        }
-        let slot = match acquired {
-            Ok(s) => s,
+        let slot = match tcp.waiting.admit(&tcp.open, peer.ip()) {
+            Ok((s, made_room)) => {
+                if made_room {
+                    tcp.stats.count(Counter::TcpEvicted);
+                }
+                s
+            }
             Err(why) => {
                 tcp.stats.count(match why {
                     Refusal::PerSource => Counter::TcpRefusedPerIp,
