@@ -4,6 +4,7 @@
 //! utoipa describes (the binary serves the OpenAPI document built from them).
 
 pub mod admin;
+pub mod airports;
 pub mod atc;
 pub mod chat;
 pub mod dns;

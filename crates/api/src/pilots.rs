@@ -17,6 +17,13 @@ pub struct Pilot {
     pub model: String,
     /// The model's file name without `.xml` (`c172p`), as fgms's tracker reports it.
     pub aircraft: String,
+    /// The aircraft's readable name (`Cessna 172P Skyhawk`) where lobby's table knows
+    /// it, else `aircraft`.
+    pub aircraft_name: String,
+    /// The map symbol's class, from the model by lobby's written table
+    /// (`fgmp::aircraft`): `airliner`, `business_jet`, `single_prop`, `twin_prop`,
+    /// `helicopter`, `glider`, `military_jet`, `airship`, `ship`, `atc` or `other`.
+    pub class: String,
     /// Geodetic latitude, degrees north.
     pub lat: f64,
     /// Longitude, degrees east.
@@ -112,6 +119,8 @@ pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
         atc: is_atc(&callsign, &v.model),
         callsign,
         aircraft: aircraft(&v.model).to_string(),
+        aircraft_name: fgmp::aircraft::name(&v.model),
+        class: fgmp::aircraft::class(&v.model).as_str().to_string(),
         model: v.model.clone(),
         lat: round(finite(g.lat_deg), 6),
         lon: round(finite(g.lon_deg), 6),

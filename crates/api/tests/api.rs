@@ -1,5 +1,7 @@
 //! The API bodies built from real engines fed real FlightGear datagrams.
 
+mod common;
+
 use api::pilots::{self, PilotFilter, PilotsBody};
 use api::servers::{ServerEntry, ServerFilter};
 use api::stream::{Moved, Sent};
@@ -95,10 +97,12 @@ fn the_pilot_fields_are_the_documented_ones() {
         keys(&v["pilots"][0]),
         [
             "aircraft",
+            "aircraft_name",
             "alt_ft",
             "atc",
             "callsign",
             "chat",
+            "class",
             "frequency_mhz",
             "ground_speed_kt",
             "heading",
@@ -134,32 +138,7 @@ fn the_aircraft_is_the_models_file_name() {
 }
 
 fn pilot(cs: &str, lat: f64, lon: f64) -> pilots::Pilot {
-    pilots::Pilot {
-        callsign: cs.into(),
-        model: "Aircraft/c172p/Models/c172p.xml".into(),
-        aircraft: "c172p".into(),
-        lat,
-        lon,
-        alt_ft: 3000.0,
-        heading: 280.0,
-        pitch: 0.0,
-        roll: 0.0,
-        ground_speed_kt: 100.0,
-        local: true,
-        relay: None,
-        online_since: 0,
-        last_seen: 0,
-        protocol: 2,
-        atc: false,
-        chat: None,
-        frequency_mhz: None,
-        transponder: None,
-        livery: None,
-        variant: None,
-        rate_hz: None,
-        lag_s: 0.1,
-        sim_time: 0.0,
-    }
+    common::pilot_at(cs, lat, lon)
 }
 
 #[test]

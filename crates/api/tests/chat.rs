@@ -1,6 +1,8 @@
 //! The chat log: a line once however often it is repeated, bounded per pilot and in
 //! all, aged out, filtered; and the ATC list.
 
+mod common;
+
 use api::chat::{ChatFilter, ChatLimits, ChatLog};
 use api::pilots::Pilot;
 use proptest::prelude::*;
@@ -8,30 +10,9 @@ use std::collections::BTreeMap;
 
 fn pilot(cs: &str, chat: Option<&str>) -> Pilot {
     Pilot {
-        callsign: cs.into(),
-        model: "Aircraft/c172p/Models/c172p.xml".into(),
-        aircraft: "c172p".into(),
-        lat: 64.0,
-        lon: -22.6,
-        alt_ft: 3000.0,
-        heading: 280.0,
-        pitch: 0.0,
-        roll: 0.0,
-        ground_speed_kt: 100.0,
-        local: true,
-        relay: None,
-        online_since: 0,
-        last_seen: 0,
-        protocol: 2,
-        atc: false,
         chat: chat.map(str::to_string),
         frequency_mhz: Some(118.5),
-        transponder: None,
-        livery: None,
-        variant: None,
-        rate_hz: None,
-        lag_s: 0.1,
-        sim_time: 0.0,
+        ..common::pilot_at(cs, 64.0, -22.6)
     }
 }
 

@@ -6,6 +6,7 @@
 //! MsgLen counts the whole datagram in bytes, the range word carries the requested
 //! range in its low 16 bits, callsigns hold at most 7 characters, and so on.
 
+pub mod aircraft;
 pub mod attitude;
 pub mod cursor;
 pub mod error;

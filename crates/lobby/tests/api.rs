@@ -175,6 +175,8 @@ fn the_openapi_document_names_every_path_and_field() {
         "/api/pilots/stream",
         "/api/chat",
         "/api/atc",
+        "/api/airports",
+        "/api/airports/{ident}",
         "/api/servers",
         "/api/relays",
         "/api/dns",
@@ -207,7 +209,10 @@ fn the_openapi_document_names_every_path_and_field() {
     let (_, ready) = json(http, "/readyz");
     assert_eq!(schema_fields("ReadyBody"), served(&ready));
     assert_eq!(schema_fields("PartStatus"), served(&ready["parts"][0]));
-    assert_eq!(schema_fields("Pilot").len(), 24);
+    assert_eq!(schema_fields("Pilot").len(), 26);
+    let (_, airports) = json(http, "/api/airports?limit=1");
+    assert_eq!(schema_fields("AirportsBody"), served(&airports));
+    assert_eq!(schema_fields("Airport"), served(&airports["airports"][0]));
     let (_, chat) = json(http, "/api/chat");
     assert_eq!(schema_fields("ChatBody"), served(&chat));
     let (_, atc) = json(http, "/api/atc");
@@ -580,6 +585,8 @@ fn chat_once_frequency_and_atc_over_real_sockets() {
     assert_eq!(p["protocol"], 2);
     assert_eq!(p["atc"], false);
     assert_eq!(p["chat"], "hello tower");
+    assert_eq!(p["class"], "single_prop");
+    assert_eq!(p["aircraft_name"], "Cessna 172P Skyhawk");
     let (_, v) = json(http, "/api/atc");
     let st = v["stations"].as_array().unwrap();
     assert_eq!(st.len(), 1, "{v}");
@@ -589,6 +596,7 @@ fn chat_once_frequency_and_atc_over_real_sockets() {
     assert_eq!(st[0]["frequency_mhz"], 118.3);
     let (_, v) = json(http, "/api/pilots?callsign=BIKF_TW");
     assert_eq!(v["pilots"][0]["atc"], true, "{v}");
+    assert_eq!(v["pilots"][0]["class"], "atc", "{v}");
     let (code, _) = json(http, "/api/chat?limit=0");
     assert_eq!(code, 400);
     // The stream carried the line once, as a `chat` event.
@@ -609,4 +617,56 @@ fn chat_once_frequency_and_atc_over_real_sockets() {
         .collect();
     assert_eq!(chats.len(), 1, "{text}");
     assert!(chats[0].contains("\"text\":\"hello tower\""), "{text}");
+}
+
+#[test]
+fn airports_by_area_and_by_ident_over_http() {
+    let up = start("airports");
+    let http = up.addr("http", "tcp");
+    let (code, v) = json(http, "/api/airports?bbox=-23,63.5,-21.5,64.5&min=medium");
+    assert_eq!(code, 200, "{v}");
+    let idents: Vec<&str> = v["airports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["ident"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        idents.first(),
+        Some(&"BIKF"),
+        "the large one first: {idents:?}"
+    );
+    assert!(idents.contains(&"BIRK"), "Reykjavik: {idents:?}");
+    assert_eq!(v["truncated"], false);
+    let (code, a) = json(http, "/api/airports/bikf");
+    assert_eq!(code, 200);
+    assert_eq!(a["ident"], "BIKF");
+    assert_eq!(a["kind"], "large");
+    assert_eq!(a["country"], "IS");
+    let (code, e) = json(http, "/api/airports/QQQQ");
+    assert_eq!(code, 404);
+    assert!(e["error"].as_str().unwrap().contains("QQQQ"), "{e}");
+    // Across the antimeridian: Fiji's Nadi (NFFN, 177.4 E) in a box from 177 E to 170 W.
+    let (_, v) = json(http, "/api/airports?bbox=177,-19,-170,-17&min=medium");
+    assert!(
+        v["airports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["ident"] == "NFFN"),
+        "{v}"
+    );
+    for bad in ["bbox=1,2,3", "min=huge", "limit=0", "zoom=4"] {
+        let (code, e) = json(http, &format!("/api/airports?{bad}"));
+        assert_eq!(code, 400, "{bad}: {e}");
+    }
+    let head = raw(
+        http,
+        "GET /api/airports?limit=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    );
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("cache-control: public, max-age=3600"),
+        "{head}"
+    );
 }

@@ -3,7 +3,7 @@
 
 use crate::http::admin::{change, show};
 use crate::http::reply::json_text;
-use crate::http::routes::{dns, flights, ops, pilots, relays, servers};
+use crate::http::routes::{airports, dns, flights, ops, pilots, relays, servers};
 use crate::http::state::AppState;
 use api::dns::DnsBody;
 use api::health::{HealthBody, PartStatus, ReadyBody};
@@ -41,6 +41,8 @@ use utoipa::OpenApi;
         flights::flight,
         flights::callsign,
         flights::server_history,
+        airports::list,
+        airports::one,
         show::show,
         change::add,
         change::delete
@@ -83,6 +85,8 @@ use utoipa::OpenApi;
         api::flights::AircraftTotals,
         api::flights::ServerHistoryBody,
         api::flights::ServerSamplePoint,
+        api::airports::AirportsBody,
+        api::airports::Airport,
         api::admin::ChangeRequest,
         api::admin::ChangeBody,
         api::admin::ListBody,

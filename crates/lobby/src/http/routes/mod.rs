@@ -1,6 +1,7 @@
 //! The HTTP routes, one module per resource; each handler is documented in the
 //! OpenAPI document (`crate::http::openapi`) by the attribute above it.
 
+pub mod airports;
 pub mod dns;
 pub mod flights;
 pub mod ops;
@@ -20,6 +21,7 @@ pub fn router(state: AppState) -> Router {
         .merge(relays::routes())
         .merge(dns::routes())
         .merge(flights::routes())
+        .merge(airports::routes())
         .merge(ops::routes())
         .merge(web::routes())
         .merge(crate::http::openapi::routes());
