@@ -13,6 +13,8 @@ pub struct Station {
     /// The airport its callsign names (the part before the last `_`, 3 or 4
     /// letters or digits), if any.
     pub airport: Option<String>,
+    /// The airport's name, where the embedded airport table knows its ident.
+    pub airport_name: Option<String>,
     /// The position kind its callsign ends with: `DL` (delivery), `GN` (ground), `TW`
     /// (tower), `AP` (approach), `DE` (departure), `CT` (centre).
     pub position: String,
@@ -42,18 +44,24 @@ pub fn stations(pilots: &[Pilot]) -> Vec<Station> {
     let mut v: Vec<Station> = pilots
         .iter()
         .filter(|p| p.atc)
-        .map(|p| Station {
-            callsign: p.callsign.clone(),
-            airport: fgmp::extras::atc_airport(&p.callsign).map(str::to_string),
-            position: p
-                .callsign
-                .rsplit_once('_')
-                .map_or(String::new(), |(_, k)| k.to_string()),
-            frequency_mhz: p.frequency_mhz,
-            model: p.model.clone(),
-            lat: p.lat,
-            lon: p.lon,
-            online_since: p.online_since,
+        .map(|p| {
+            let airport = fgmp::extras::atc_airport(&p.callsign);
+            Station {
+                callsign: p.callsign.clone(),
+                airport: airport.map(str::to_string),
+                airport_name: airport
+                    .and_then(|a| airports::table().get(a))
+                    .map(|a| a.name.to_string()),
+                position: p
+                    .callsign
+                    .rsplit_once('_')
+                    .map_or(String::new(), |(_, k)| k.to_string()),
+                frequency_mhz: p.frequency_mhz,
+                model: p.model.clone(),
+                lat: p.lat,
+                lon: p.lon,
+                online_since: p.online_since,
+            }
         })
         .collect();
     v.sort_by(|a, b| a.callsign.cmp(&b.callsign));

@@ -8,14 +8,52 @@
 //! runs), never per datagram.
 //!
 //! Bounded: at most [`ChatLimits::per_pilot`] lines per callsign and
-//! [`ChatLimits::total`] in all (the oldest go first), none older than
-//! [`ChatLimits::keep_secs`]; a line is at most 255 characters (cut by
-//! `fgmp::extras`). What is refused or evicted is counted ([`ChatCounters`]).
+//! [`ChatLimits::total`] in all, none older than [`ChatLimits::keep_secs`]; a line
+//! is at most 255 characters (cut by `fgmp::extras`). At the total, the line that
+//! goes is the oldest of the network holding the most lines (its sender's IPv4 /24
+//! or IPv6 /48, by `sansio::quota::nets`), so one network's chatter pushes out its
+//! own lines and never everyone else's. What is refused or evicted is counted
+//! ([`ChatStats`], in `/metrics` as `lobby_chat_lines_total`).
 
 use crate::pilots::{great_circle_nm, Pilot, PilotFilter};
+use sansio::quota::Net;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::IpAddr;
+use std::sync::atomic::Ordering::Relaxed;
 use utoipa::ToSchema;
+
+/// The chat log's metric families.
+pub mod families {
+    use telemetry::Family;
+
+    telemetry::families! {
+        /// The chat log's.
+        pub const FAMILIES;
+        LINES = Family::counter(
+            "lobby_chat_lines_total",
+            "Chat lines the relay's pilots sent, by outcome (recorded; refused_per_pilot: its sender already had per_pilot lines kept; evicted: pushed out before its hour to stay under the total, from the network holding the most; expired: kept its hour).",
+        )
+        .label("outcome");
+        KEPT = Family::gauge("lobby_chat_lines_kept", "Chat lines kept now.");
+    }
+}
+
+telemetry::fields! {
+    /// The chat log's counters (`/stats` → `chat`).
+    pub struct ChatStats in families::FAMILIES {
+        /// Lines recorded.
+        pub recorded => families::LINES["recorded"];
+        /// Lines refused: their sender already had `per_pilot` lines kept.
+        pub refused_per_pilot => families::LINES["refused_per_pilot"];
+        /// Lines evicted early to stay under the total cap.
+        pub evicted => families::LINES["evicted"];
+        /// Lines that aged out.
+        pub expired => families::LINES["expired"];
+        /// Lines kept now.
+        pub kept => families::KEPT;
+    }
+}
 
 /// One chat line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -72,17 +110,44 @@ impl Default for ChatLimits {
     }
 }
 
+/// One kept line and the network it counts against.
+#[derive(Debug)]
+struct Kept {
+    line: ChatLine,
+    holder: Net,
+}
+
+/// The network a sender's lines count against: its IPv4 /24 or IPv6 /48.
+fn holder(ip: IpAddr) -> Net {
+    sansio::quota::nets(ip)
+        .last()
+        .map(|(net, _)| net)
+        .unwrap_or(Net { addr: ip, len: 0 })
+}
+
+/// Takes one from `key`'s count, removing the entry at zero.
+fn release<K: std::hash::Hash + Eq>(map: &mut HashMap<K, usize>, key: &K) {
+    if let Some(n) = map.get_mut(key) {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            map.remove(key);
+        }
+    }
+}
+
 /// The recent chat of one relay.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct ChatLog {
     limits: ChatLimits,
-    lines: VecDeque<ChatLine>,
+    lines: VecDeque<Kept>,
     per_callsign: HashMap<String, usize>,
+    /// Lines kept per network.
+    per_holder: HashMap<Net, usize>,
     /// Each present pilot's chat text at the last look.
     current: HashMap<String, String>,
     next_id: u64,
-    /// What was dropped.
-    pub counters: ChatCounters,
+    /// What was recorded and dropped.
+    pub stats: ChatStats,
 }
 
 impl ChatLog {
@@ -95,29 +160,35 @@ impl ChatLog {
         }
     }
 
-    /// Looks at `pilots` at `now` (Unix seconds): records each line not seen at the
-    /// last look, and returns the lines recorded.
-    pub fn observe(&mut self, pilots: &[Pilot], now: u64) -> Vec<ChatLine> {
+    /// Looks at the pilots, each with the address its datagrams come from, at `now`
+    /// (Unix seconds): records each line not seen at the last look, and returns the
+    /// lines recorded.
+    pub fn observe<'a>(
+        &mut self,
+        pilots: impl IntoIterator<Item = (&'a Pilot, IpAddr)>,
+        now: u64,
+    ) -> Vec<ChatLine> {
         self.expire(now);
         let mut fresh = Vec::new();
-        let mut current = HashMap::with_capacity(pilots.len());
-        for p in pilots {
+        let mut current = HashMap::with_capacity(self.current.len());
+        for (p, from) in pilots {
             let Some(text) = &p.chat else { continue };
             if self.current.get(&p.callsign) != Some(text) {
-                if let Some(l) = self.record(p, text, now) {
+                if let Some(l) = self.record(p, from, text, now) {
                     fresh.push(l);
                 }
             }
             current.insert(p.callsign.clone(), text.clone());
         }
         self.current = current;
+        self.stats.kept.store(self.lines.len() as u64, Relaxed);
         fresh
     }
 
-    fn record(&mut self, p: &Pilot, text: &str, now: u64) -> Option<ChatLine> {
+    fn record(&mut self, p: &Pilot, from: IpAddr, text: &str, now: u64) -> Option<ChatLine> {
         let n = self.per_callsign.entry(p.callsign.clone()).or_insert(0);
         if *n >= self.limits.per_pilot {
-            self.counters.refused_per_pilot += 1;
+            self.stats.refused_per_pilot.fetch_add(1, Relaxed);
             return None;
         }
         *n += 1;
@@ -132,40 +203,72 @@ impl ChatLog {
             atc: p.atc,
         };
         self.next_id = line.id + 1;
-        self.lines.push_back(line.clone());
-        self.counters.recorded += 1;
+        let holder = holder(from);
+        self.lines.push_back(Kept {
+            line: line.clone(),
+            holder,
+        });
+        *self.per_holder.entry(holder).or_insert(0) += 1;
+        self.stats.recorded.fetch_add(1, Relaxed);
         while self.lines.len() > self.limits.total {
-            self.pop_oldest();
-            self.counters.evicted += 1;
+            self.evict_from_largest();
+            self.stats.evicted.fetch_add(1, Relaxed);
         }
         Some(line)
     }
 
-    fn pop_oldest(&mut self) {
-        if let Some(old) = self.lines.pop_front() {
-            if let Some(n) = self.per_callsign.get_mut(&old.callsign) {
-                *n = n.saturating_sub(1);
-                if *n == 0 {
-                    self.per_callsign.remove(&old.callsign);
-                }
-            }
+    /// Removes the oldest line of the network holding the most (ties: the one whose
+    /// oldest line is oldest).
+    fn evict_from_largest(&mut self) {
+        let Some(most) = self.per_holder.values().copied().max() else {
+            return;
+        };
+        let at = self
+            .lines
+            .iter()
+            .position(|k| self.per_holder.get(&k.holder) == Some(&most));
+        if let Some(i) = at {
+            self.remove(i);
         }
+    }
+
+    fn remove(&mut self, i: usize) {
+        let Some(old) = self.lines.remove(i) else {
+            return;
+        };
+        release(&mut self.per_callsign, &old.line.callsign);
+        release(&mut self.per_holder, &old.holder);
     }
 
     fn expire(&mut self, now: u64) {
         while self
             .lines
             .front()
-            .is_some_and(|l| now.saturating_sub(l.at) > self.limits.keep_secs)
+            .is_some_and(|k| now.saturating_sub(k.line.at) > self.limits.keep_secs)
         {
-            self.pop_oldest();
-            self.counters.expired += 1;
+            self.remove(0);
+            self.stats.expired.fetch_add(1, Relaxed);
         }
     }
 
     /// Lines kept, oldest first.
-    pub fn lines(&self) -> impl Iterator<Item = &ChatLine> {
-        self.lines.iter()
+    pub fn lines(&self) -> impl DoubleEndedIterator<Item = &ChatLine> {
+        self.lines.iter().map(|k| &k.line)
+    }
+
+    /// Networks holding lines now.
+    pub fn holders(&self) -> usize {
+        self.per_holder.len()
+    }
+
+    /// The counters as `GET /api/chat` shows them.
+    pub fn counters(&self) -> ChatCounters {
+        ChatCounters {
+            recorded: self.stats.recorded.load(Relaxed),
+            refused_per_pilot: self.stats.refused_per_pilot.load(Relaxed),
+            evicted: self.stats.evicted.load(Relaxed),
+            expired: self.stats.expired.load(Relaxed),
+        }
     }
 
     /// Lines kept.
@@ -181,8 +284,7 @@ impl ChatLog {
     /// The body of `GET /api/chat` for `filter` at `now`.
     pub fn body(&self, filter: &ChatFilter, now: u64) -> ChatBody {
         let mut lines: Vec<ChatLine> = self
-            .lines
-            .iter()
+            .lines()
             .rev()
             .filter(|l| filter.keeps(l))
             .take(filter.limit)
@@ -192,7 +294,7 @@ impl ChatLog {
         ChatBody {
             generated_at: now,
             kept: self.lines.len(),
-            counters: self.counters,
+            counters: self.counters(),
             lines,
         }
     }

@@ -156,11 +156,12 @@ pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
 
 /// Every non-observer pilot of `views`, in their order (the engine's: join time).
 pub fn pilots(views: &[PilotView], clock: &Clock) -> Vec<Pilot> {
-    views
-        .iter()
-        .filter(|v| !v.callsign.is_observer())
-        .map(|v| pilot(v, clock))
-        .collect()
+    shown(views).map(|v| pilot(v, clock)).collect()
+}
+
+/// The views [`pilots`] shows (observers left out), in the same order.
+pub fn shown(views: &[PilotView]) -> impl Iterator<Item = &PilotView> {
+    views.iter().filter(|v| !v.callsign.is_observer())
 }
 
 /// The query of `GET /api/pilots`.
@@ -252,8 +253,7 @@ impl Rates {
     /// keeps these counts for the next call.
     pub fn apply(&mut self, views: &[PilotView], pilots: &mut [Pilot], now: std::time::Instant) {
         let mut next = std::collections::HashMap::with_capacity(pilots.len());
-        let shown = views.iter().filter(|v| !v.callsign.is_observer());
-        for (v, p) in shown.zip(pilots.iter_mut()) {
+        for (v, p) in shown(views).zip(pilots.iter_mut()) {
             // A count lower than the last is a pilot that left and came back: no rate yet.
             let key = p.callsign.clone();
             if let Some(&(n, t)) = self.last.get(&key) {

@@ -45,8 +45,9 @@ pub struct Update {
     pub moved: Vec<Moved>,
     /// Callsigns that are gone (or whose model changed).
     pub left: Vec<String>,
-    /// Pilots (whole) whose protocol, ATC status, frequency, transponder, livery or
-    /// variant changed; their position is in `moved` if it changed too.
+    /// Pilots (whole) whose protocol, ATC status, frequency, transponder, livery,
+    /// variant, chat or lag changed, or whose packet rate moved by 2 Hz and a fifth;
+    /// their position is in `moved` if it changed too.
     #[serde(default)]
     pub changed: Vec<Pilot>,
 }
@@ -61,7 +62,8 @@ impl Update {
     }
 }
 
-/// The fields whose change puts a pilot in [`Update::changed`].
+/// The fields whose change puts a pilot in [`Update::changed`] (the packet rate
+/// apart: see [`rate_moved`]).
 type Radio = (
     u8,
     bool,
@@ -69,6 +71,8 @@ type Radio = (
     Option<crate::pilots::Transponder>,
     Option<String>,
     Option<i32>,
+    Option<String>,
+    i64,
 );
 
 fn radio(p: &Pilot) -> Radio {
@@ -79,14 +83,28 @@ fn radio(p: &Pilot) -> Radio {
         p.transponder,
         p.livery.clone(),
         p.variant,
+        p.chat.clone(),
+        // lag_s to the hundredth: what the client sends (1 / its send rate).
+        (p.lag_s * 100.0).round() as i64,
     )
+}
+
+/// Whether the packet rate moved enough from the one last sent to send it again:
+/// from or to unknown, or by 2 Hz and a fifth of the last. A 10 Hz client counted
+/// over one-second snapshots reads 9, 10 or 11 from one second to the next; sending
+/// each of those would put every pilot in `changed` every second.
+pub fn rate_moved(sent: Option<f64>, now: Option<f64>) -> bool {
+    match (sent, now) {
+        (Some(a), Some(b)) => (a - b).abs() >= (0.2 * a).max(2.0),
+        (a, b) => a.is_some() != b.is_some(),
+    }
 }
 
 /// What a stream remembers of the last snapshot it sent, per callsign: the model,
 /// the compact position and the radio fields.
 #[derive(Debug, Clone, Default)]
 pub struct Sent {
-    by_callsign: HashMap<String, (String, Moved, Radio)>,
+    by_callsign: HashMap<String, (String, Moved, Radio, Option<f64>)>,
 }
 
 impl Sent {
@@ -98,7 +116,7 @@ impl Sent {
                 .map(|p| {
                     (
                         p.callsign.clone(),
-                        (p.model.clone(), Moved::of(p), radio(p)),
+                        (p.model.clone(), Moved::of(p), radio(p), p.rate_hz),
                     )
                 })
                 .collect(),
@@ -108,28 +126,30 @@ impl Sent {
     /// The update that takes this state to `pilots`, and the state after it.
     /// `left` is sorted; `joined` and `moved` follow `pilots`' order.
     pub fn diff(&self, pilots: &[Pilot], generated_at: u64) -> (Update, Sent) {
-        let next = Sent::of(pilots);
+        let mut next = Sent::of(pilots);
         let mut u = Update {
             generated_at,
             online: pilots.len(),
             ..Update::default()
         };
         for p in pilots {
-            let Some((model, now, r)) = next.by_callsign.get(&p.callsign) else {
+            let Some((model, now, r, rate)) = next.by_callsign.get_mut(&p.callsign) else {
                 continue;
             };
             match self.by_callsign.get(&p.callsign) {
                 None => u.joined.push(p.clone()),
-                Some((m, _, _)) if m != model => {
+                Some((m, _, _, _)) if m != model => {
                     u.left.push(p.callsign.clone());
                     u.joined.push(p.clone());
                 }
-                Some((_, before, r0)) => {
+                Some((_, before, r0, rate0)) => {
                     if !before.same_place(now) {
                         u.moved.push(now.clone());
                     }
-                    if r0 != r {
+                    if r0 != r || rate_moved(*rate0, *rate) {
                         u.changed.push(p.clone());
+                    } else {
+                        *rate = *rate0; // what the client holds stays the reference
                     }
                 }
             }

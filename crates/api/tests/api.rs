@@ -44,7 +44,7 @@ fn a_real_datagram_becomes_the_pilot_flightgear_flew() {
     let from = "127.0.0.1:21002".parse().unwrap();
     e.handle(&first_datagram(), from, t0, &mut Outbox::new());
     let later = t0 + Duration::from_secs(30);
-    let views = e.pilots(later);
+    let views = e.pilots_with_datagrams(later);
     let p = pilots::pilots(&views, &clock(later));
     assert_eq!(p.len(), 1);
     let p = &p[0];
@@ -84,7 +84,7 @@ fn the_pilot_fields_are_the_documented_ones() {
     let body = PilotsBody {
         generated_at: 1,
         online: 1,
-        pilots: pilots::pilots(&e.pilots(t0), &clock(t0)),
+        pilots: pilots::pilots(&e.pilots_with_datagrams(t0), &clock(t0)),
     };
     let v = serde_json::to_value(&body).unwrap();
     let keys = |o: &serde_json::Value| {
@@ -209,6 +209,44 @@ fn a_stream_update_has_joins_moves_and_leaves() {
     assert_eq!(u.left, vec!["CHARLIE"]);
     assert_eq!(u.joined, vec![c2]);
     assert!(u.moved.is_empty());
+}
+
+#[test]
+fn chat_lag_and_a_real_rate_change_are_streamed_and_rate_jitter_is_not() {
+    let at = |chat: Option<&str>, rate: Option<f64>, lag: f64| pilots::Pilot {
+        chat: chat.map(str::to_string),
+        rate_hz: rate,
+        lag_s: lag,
+        ..pilot("ALPHA", 64.0, -22.0)
+    };
+    let (_, s) = Sent::default().diff(&[at(None, None, 0.1)], 1);
+    // The first rate, then a chat line: both are changes.
+    let (u, s) = s.diff(&[at(None, Some(10.0), 0.1)], 2);
+    assert_eq!(u.changed.len(), 1);
+    let (u, s) = s.diff(&[at(Some("hello"), Some(10.0), 0.1)], 3);
+    assert_eq!(u.changed[0].chat.as_deref(), Some("hello"));
+    // A 10 Hz client counted over one-second windows: 9, 11, 9.5, 11.5 are jitter.
+    let mut s = s;
+    for r in [9.0, 11.0, 9.5, 11.5] {
+        let (u, next) = s.diff(&[at(Some("hello"), Some(r), 0.1)], 4);
+        assert!(u.is_empty(), "{r} Hz: {u:?}");
+        s = next;
+    }
+    // Halving the rate (and the lag it sends doubling) is a change, sent once.
+    let (u, s) = s.diff(&[at(Some("hello"), Some(5.0), 0.2)], 5);
+    assert_eq!(u.changed.len(), 1);
+    assert_eq!(u.changed[0].rate_hz, Some(5.0));
+    let (u, _) = s.diff(&[at(Some("hello"), Some(5.0), 0.2)], 6);
+    assert!(u.is_empty());
+    // A slow drift is measured from the rate last sent, not from the last snapshot.
+    let (_, mut s) = Sent::default().diff(&[at(None, Some(10.0), 0.1)], 1);
+    let mut sent = 0;
+    for r in [11.0, 12.0, 13.0] {
+        let (u, next) = s.diff(&[at(None, Some(r), 0.1)], 2);
+        sent += u.changed.len();
+        s = next;
+    }
+    assert_eq!(sent, 1, "10 -> 12 is 2 Hz: sent once");
 }
 
 fn server(gamedir: &str, players: u8, max: u8, nat: bool) -> ServerEntry {
@@ -358,7 +396,7 @@ fn the_rate_is_datagrams_between_snapshots_per_second() {
     let d = first_datagram();
     e.handle(&d, from, t0, &mut Outbox::new());
     let mut rates = pilots::Rates::default();
-    let views = e.pilots(t0);
+    let views = e.pilots_with_datagrams(t0);
     let mut p = pilots::pilots(&views, &clock(t0));
     rates.apply(&views, &mut p, t0);
     assert_eq!(p[0].rate_hz, None, "no rate on the first snapshot");
@@ -371,7 +409,7 @@ fn the_rate_is_datagrams_between_snapshots_per_second() {
         );
     }
     let t2 = t0 + Duration::from_secs(2);
-    let views = e.pilots(t2);
+    let views = e.pilots_with_datagrams(t2);
     let mut p = pilots::pilots(&views, &clock(t2));
     rates.apply(&views, &mut p, t2);
     assert_eq!(p[0].rate_hz, Some(10.0));

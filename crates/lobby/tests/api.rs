@@ -577,6 +577,13 @@ fn chat_once_frequency_and_atc_over_real_sockets() {
         assert_eq!(lines[0]["text"], "hello tower");
         assert_eq!(lines[0]["frequency_mhz"], 118.5);
     }
+    let (code, metrics) = http_get(http, "/metrics");
+    assert_eq!(code, 200);
+    assert!(
+        metrics.contains("lobby_chat_lines_total{outcome=\"recorded\"} 1\n"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("lobby_chat_lines_kept 1\n"), "{metrics}");
     let (_, none) = json(http, "/api/chat?near=0,0,10");
     assert!(none["lines"].as_array().unwrap().is_empty(), "{none}");
     let (_, v) = json(http, "/api/pilots?callsign=ALPHA");
@@ -592,6 +599,7 @@ fn chat_once_frequency_and_atc_over_real_sockets() {
     assert_eq!(st.len(), 1, "{v}");
     assert_eq!(st[0]["callsign"], "BIKF_TW");
     assert_eq!(st[0]["airport"], "BIKF");
+    assert_eq!(st[0]["airport_name"], "Keflavik International Airport");
     assert_eq!(st[0]["position"], "TW");
     assert_eq!(st[0]["frequency_mhz"], 118.3);
     let (_, v) = json(http, "/api/pilots?callsign=BIKF_TW");

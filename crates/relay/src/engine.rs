@@ -100,7 +100,8 @@ pub struct PilotView {
     pub online_for: Duration,
     /// Time since its last datagram.
     pub silent_for: Duration,
-    /// Its last position datagram, as received (at most [`fgmp::MAX_DATAGRAM`] bytes).
+    /// Its last position datagram, as received (at most [`fgmp::MAX_DATAGRAM`]
+    /// bytes), from [`Engine::pilots_with_datagrams`]; empty from [`Engine::pilots`].
     pub last_datagram: Vec<u8>,
     /// Datagrams accepted from it since it joined.
     pub datagrams: u64,
@@ -852,8 +853,20 @@ impl Engine {
         );
     }
 
-    /// Every pilot, ordered by join time.
+    /// Every pilot, ordered by join time, without its last datagram
+    /// (`last_datagram` empty): what the telnet list and the admin API read.
     pub fn pilots(&self, now: Instant) -> Vec<PilotView> {
+        self.views(now, false)
+    }
+
+    /// Every pilot, ordered by join time, each with a copy of its last position
+    /// datagram (at most [`fgmp::MAX_DATAGRAM`] bytes): what the API's snapshot
+    /// decodes chat, radio and transponder from, outside the engine's lock.
+    pub fn pilots_with_datagrams(&self, now: Instant) -> Vec<PilotView> {
+        self.views(now, true)
+    }
+
+    fn views(&self, now: Instant, datagrams: bool) -> Vec<PilotView> {
         let mut v: Vec<(&Pilot, PilotView)> = self
             .slots
             .iter()
@@ -883,7 +896,11 @@ impl Engine {
                         range_nm: p.range_nm,
                         online_for: now.saturating_duration_since(p.joined),
                         silent_for: now.saturating_duration_since(p.last_seen),
-                        last_datagram: p.last.clone(),
+                        last_datagram: if datagrams {
+                            p.last.clone()
+                        } else {
+                            Vec::new()
+                        },
                         datagrams: p.datagrams,
                     },
                 )

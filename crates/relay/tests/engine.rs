@@ -1000,9 +1000,13 @@ fn the_view_holds_each_pilots_last_position_datagram_and_count() {
     r.send(&second, A, 0.1);
     // A chat message (MsgId 1) counts as a datagram but is not a position.
     r.send(&chat("ALPHA", "hi"), A, 0.2);
-    let v = r.e.pilots(r.t0).into_iter().next().unwrap();
+    let v = r.e.pilots_with_datagrams(r.t0).into_iter().next().unwrap();
     assert_eq!(v.last_datagram, second);
     assert_eq!(v.datagrams, 3);
+    // The telnet list's and the admin API's view copies no datagram.
+    let plain = r.e.pilots(r.t0).into_iter().next().unwrap();
+    assert!(plain.last_datagram.is_empty());
+    assert_eq!(plain.datagrams, 3);
     // Longer than FlightGear's 1,200-byte buffer: the copy is cut there.
     let mut big = pos("BRAVO", BIKF, 100);
     big.resize(1400, 0);
@@ -1010,7 +1014,7 @@ fn the_view_holds_each_pilots_last_position_datagram_and_count() {
     big[12..16].copy_from_slice(&n.to_be_bytes());
     r.send(&big, B, 0.3);
     if let Some(v) =
-        r.e.pilots(r.t0)
+        r.e.pilots_with_datagrams(r.t0)
             .into_iter()
             .find(|p| p.callsign.as_bytes() == b"BRAVO")
     {

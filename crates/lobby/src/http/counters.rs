@@ -28,6 +28,9 @@ pub fn sections(s: &AppState) -> Vec<Section> {
         let stats = lock(r).stats().clone();
         out.push(section("relay", &*stats));
     }
+    if src.relay.is_some() {
+        out.push(section("chat", &lock(&s.publisher.chat).stats));
+    }
     if let Some(m) = &src.master {
         let stats = lock(m).stats().clone();
         out.push(section("master", &*stats));

@@ -71,6 +71,7 @@ set_elsewhere! {
 pub const TABLES: &[&Table] = &[
     BUILD,
     relay::Stats::TABLE,
+    api::chat::ChatStats::TABLE,
     master::Stats::TABLE,
     serverlist::stats::ListStats::TABLE,
     directory::stats::Stats::TABLE,

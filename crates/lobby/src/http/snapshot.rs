@@ -215,7 +215,7 @@ impl Publisher {
             let (views, links, name, hub) = {
                 let e = lock(r);
                 (
-                    e.pilots(now),
+                    e.pilots_with_datagrams(now),
                     e.links(),
                     e.config().name.clone(),
                     e.config().hub,
@@ -228,10 +228,14 @@ impl Publisher {
             });
             let mut pilots = api::pilots::pilots(&views, &clock);
             lock(&self.rates).apply(&views, &mut pilots, now);
-            pilots
+            let from: Vec<std::net::IpAddr> =
+                api::pilots::shown(&views).map(|v| v.addr.ip()).collect();
+            (pilots, from)
         });
-        let chat = pilots.as_ref().and_then(|p| {
-            let fresh = lock(&self.chat).observe(p, clock.now_secs());
+        let (pilots, from) = pilots.unzip();
+        let chat = pilots.as_ref().zip(from).and_then(|(p, from)| {
+            let said = p.iter().zip(from);
+            let fresh = lock(&self.chat).observe(said, clock.now_secs());
             for l in &fresh {
                 tracing::debug!(callsign = %l.callsign, text = %l.text, "chat line");
             }
