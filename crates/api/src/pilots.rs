@@ -5,7 +5,7 @@ use fgmp::attitude;
 use fgmp::extras::{is_atc, Extras};
 use relay::PilotView;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use utoipa::ToSchema;
 
 /// One pilot.
@@ -109,6 +109,12 @@ pub fn aircraft(model: &str) -> &str {
 
 /// The API form of one pilot view.
 pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
+    let class = fgmp::aircraft::class(&v.model).as_str();
+    pilot_named(v, clock, fgmp::aircraft::name(&v.model), class)
+}
+
+/// [`pilot`], with the aircraft's readable name and class already looked up.
+fn pilot_named(v: &PilotView, clock: &Clock, aircraft_name: String, class: &str) -> Pilot {
     let g = fgmp::geo::from_ecef(v.position);
     let a = attitude::attitude(v.position, v.orientation);
     let kt = attitude::ground_speed_kt(v.position, v.orientation, v.velocity);
@@ -119,8 +125,8 @@ pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
         atc: is_atc(&callsign, &v.model),
         callsign,
         aircraft: aircraft(&v.model).to_string(),
-        aircraft_name: fgmp::aircraft::name(&v.model),
-        class: fgmp::aircraft::class(&v.model).as_str().to_string(),
+        aircraft_name,
+        class: class.to_string(),
         model: v.model.clone(),
         lat: round(finite(g.lat_deg), 6),
         lon: round(finite(g.lon_deg), 6),
@@ -156,7 +162,20 @@ pub fn pilot(v: &PilotView, clock: &Clock) -> Pilot {
 
 /// Every non-observer pilot of `views`, in their order (the engine's: join time).
 pub fn pilots(views: &[PilotView], clock: &Clock) -> Vec<Pilot> {
-    shown(views).map(|v| pilot(v, clock)).collect()
+    // Pilots share a few hundred models at most: look each up once (an unknown
+    // model walks the whole class table, 1.6 µs).
+    let mut looked_up: HashMap<&str, (String, &'static str)> = HashMap::new();
+    shown(views)
+        .map(|v| {
+            let (name, class) = looked_up.entry(v.model.as_str()).or_insert_with(|| {
+                (
+                    fgmp::aircraft::name(&v.model),
+                    fgmp::aircraft::class(&v.model).as_str(),
+                )
+            });
+            pilot_named(v, clock, name.clone(), class)
+        })
+        .collect()
 }
 
 /// The views [`pilots`] shows (observers left out), in the same order.

@@ -107,7 +107,7 @@ pub async fn show(
                 mono: now,
                 ..wall_clock()
             };
-            let views = lock(r).pilots(now);
+            let views = lock(r).pilots_with_datagrams(now);
             let users = views
                 .iter()
                 .map(|v| User {
