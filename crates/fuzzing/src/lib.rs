@@ -4,6 +4,7 @@
 //! (`fuzz/corpus/<target>/`) through the same code on every run
 //! (`tests/corpus.rs`), without nightly Rust or libFuzzer.
 
+pub mod airports_query;
 pub mod directory_txt;
 pub mod fgmp_datagram;
 pub mod fgmp_extras;
@@ -26,6 +27,7 @@ pub type Target = fn(&[u8]);
 
 /// Every target by its cargo-fuzz name.
 pub const TARGETS: &[(&str, Target)] = &[
+    ("airports_query", airports_query::run),
     ("directory_txt", directory_txt::run),
     ("fgmp_datagram", fgmp_datagram::run),
     ("fgmp_extras", fgmp_extras::run),
