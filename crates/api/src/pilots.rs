@@ -75,6 +75,11 @@ pub struct Pilot {
     pub lag_s: f64,
     /// The `time` field of its last datagram: the client's multiplayer clock, seconds.
     pub sim_time: f64,
+    /// How fast `sim_time` advanced against the arrival of its datagrams between the
+    /// last two snapshots: 1.0 in real time, 0 paused, above 1 under time
+    /// acceleration (which FlightGear's multiplayer interpolation does not follow:
+    /// the aircraft jumps on others' screens); `null` on its first snapshot.
+    pub clock_rate: Option<f64>,
 }
 
 /// A transponder as sent; each part `null` when not sent.
@@ -157,6 +162,7 @@ fn pilot_named(v: &PilotView, clock: &Clock, aircraft_name: String, class: &str)
         rate_hz: None,
         lag_s: x.as_ref().map_or(0.0, |x| round(finite(x.lag), 3)),
         sim_time: x.as_ref().map_or(0.0, |x| round(finite(x.time), 3)),
+        clock_rate: None,
     }
 }
 
@@ -259,29 +265,53 @@ impl PilotFilter {
     }
 }
 
-/// Each pilot's datagram count at the last snapshot, to turn counts into rates
-/// ([`Pilot::rate_hz`]). Holds only the pilots of the last snapshot.
+/// What [`Rates`] remembers of a pilot from the last snapshot.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    datagrams: u64,
+    at: std::time::Instant,
+    sim_time: f64,
+    /// When its last datagram had arrived.
+    arrived: std::time::Instant,
+}
+
+/// Each pilot's datagram count and clock at the last snapshot, to turn counts into
+/// rates ([`Pilot::rate_hz`]) and its clock's advance into [`Pilot::clock_rate`].
+/// Holds only the pilots of the last snapshot.
 #[derive(Debug, Clone, Default)]
 pub struct Rates {
-    last: std::collections::HashMap<String, (u64, std::time::Instant)>,
+    last: HashMap<String, Seen>,
 }
 
 impl Rates {
-    /// Sets `rate_hz` of each pilot from its count in `views` (same order as
+    /// Sets `rate_hz` and `clock_rate` of each pilot from `views` (same order as
     /// `pilots`, observers skipped as [`pilots`] does) against the last call's, and
-    /// keeps these counts for the next call.
+    /// keeps these readings for the next call.
     pub fn apply(&mut self, views: &[PilotView], pilots: &mut [Pilot], now: std::time::Instant) {
-        let mut next = std::collections::HashMap::with_capacity(pilots.len());
+        let mut next = HashMap::with_capacity(pilots.len());
         for (v, p) in shown(views).zip(pilots.iter_mut()) {
+            let seen = Seen {
+                datagrams: v.datagrams,
+                at: now,
+                sim_time: p.sim_time,
+                arrived: now.checked_sub(v.silent_for).unwrap_or(now),
+            };
             // A count lower than the last is a pilot that left and came back: no rate yet.
-            let key = p.callsign.clone();
-            if let Some(&(n, t)) = self.last.get(&key) {
-                let secs = now.saturating_duration_since(t).as_secs_f64();
-                if secs >= 0.5 && v.datagrams >= n {
-                    p.rate_hz = Some(round((v.datagrams - n) as f64 / secs, 1));
+            if let Some(last) = self.last.get(&p.callsign) {
+                let secs = now.saturating_duration_since(last.at).as_secs_f64();
+                if secs >= 0.5 && v.datagrams >= last.datagrams {
+                    p.rate_hz = Some(round((v.datagrams - last.datagrams) as f64 / secs, 1));
+                }
+                let wall = seen
+                    .arrived
+                    .saturating_duration_since(last.arrived)
+                    .as_secs_f64();
+                let sim = seen.sim_time - last.sim_time;
+                if wall >= 0.5 && v.datagrams >= last.datagrams && sim.is_finite() {
+                    p.clock_rate = Some(round((sim / wall).clamp(-1000.0, 1000.0), 1));
                 }
             }
-            next.insert(key, (v.datagrams, now));
+            next.insert(p.callsign.clone(), seen);
         }
         self.last = next;
     }

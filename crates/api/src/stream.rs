@@ -46,7 +46,8 @@ pub struct Update {
     /// Callsigns that are gone (or whose model changed).
     pub left: Vec<String>,
     /// Pilots (whole) whose protocol, ATC status, frequency, transponder, livery,
-    /// variant, chat or lag changed, or whose packet rate moved by 2 Hz and a fifth;
+    /// variant, chat or lag changed, or whose packet rate moved by 2 Hz and a fifth
+    /// or clock rate by half;
     /// their position is in `moved` if it changed too.
     #[serde(default)]
     pub changed: Vec<Pilot>,
@@ -100,11 +101,24 @@ pub fn rate_moved(sent: Option<f64>, now: Option<f64>) -> bool {
     }
 }
 
+/// Whether the clock rate moved enough from the one last sent to send it again:
+/// from or to unknown, or by half (a pause, a time acceleration; not the jitter of
+/// arrival times over a second).
+pub fn clock_moved(sent: Option<f64>, now: Option<f64>) -> bool {
+    match (sent, now) {
+        (Some(a), Some(b)) => (a - b).abs() >= 0.5,
+        (a, b) => a.is_some() != b.is_some(),
+    }
+}
+
+/// The packet rate and the clock rate last sent.
+type Rates = (Option<f64>, Option<f64>);
+
 /// What a stream remembers of the last snapshot it sent, per callsign: the model,
 /// the compact position and the radio fields.
 #[derive(Debug, Clone, Default)]
 pub struct Sent {
-    by_callsign: HashMap<String, (String, Moved, Radio, Option<f64>)>,
+    by_callsign: HashMap<String, (String, Moved, Radio, Rates)>,
 }
 
 impl Sent {
@@ -116,7 +130,12 @@ impl Sent {
                 .map(|p| {
                     (
                         p.callsign.clone(),
-                        (p.model.clone(), Moved::of(p), radio(p), p.rate_hz),
+                        (
+                            p.model.clone(),
+                            Moved::of(p),
+                            radio(p),
+                            (p.rate_hz, p.clock_rate),
+                        ),
                     )
                 })
                 .collect(),
@@ -146,7 +165,7 @@ impl Sent {
                     if !before.same_place(now) {
                         u.moved.push(now.clone());
                     }
-                    if r0 != r || rate_moved(*rate0, *rate) {
+                    if r0 != r || rate_moved(rate0.0, rate.0) || clock_moved(rate0.1, rate.1) {
                         u.changed.push(p.clone());
                     } else {
                         *rate = *rate0; // what the client holds stays the reference

@@ -103,6 +103,7 @@ fn the_pilot_fields_are_the_documented_ones() {
             "callsign",
             "chat",
             "class",
+            "clock_rate",
             "frequency_mhz",
             "ground_speed_kt",
             "heading",
@@ -413,4 +414,44 @@ fn the_rate_is_datagrams_between_snapshots_per_second() {
     let mut p = pilots::pilots(&views, &clock(t2));
     rates.apply(&views, &mut p, t2);
     assert_eq!(p[0].rate_hz, Some(10.0));
+}
+
+#[test]
+fn the_clock_rate_is_the_senders_clock_against_arrival() {
+    use fgmp::message::{to_bytes, Message, Position};
+    let t0 = Instant::now();
+    let mut e = Engine::new(Config::default(), Arc::new(Stats::default()));
+    let at = |cs: &str, time: f64| {
+        let mut body = Position::at("Aircraft/c172p/Models/c172p.xml", [6_378_137.0, 0.0, 0.0]);
+        body.time = time;
+        to_bytes(&Message::position(fgmp::Callsign::new(cs).unwrap(), 100, body)).unwrap()
+    };
+    // Real time, paused and four times accelerated, each from its own address.
+    let pilots_ = [("REAL", 1.0), ("PAUSED", 0.0), ("FAST", 4.0)];
+    let send = |e: &mut Engine, secs: f64| {
+        for (i, (cs, k)) in pilots_.iter().enumerate() {
+            let from = format!("127.0.0.{}:5000", i + 1).parse().unwrap();
+            let t = t0 + Duration::from_secs_f64(secs);
+            e.handle(&at(cs, 100.0 + k * secs), from, t, &mut Outbox::new());
+        }
+    };
+    let mut rates = pilots::Rates::default();
+    send(&mut e, 0.0);
+    let views = e.pilots_with_datagrams(t0);
+    let mut p = pilots::pilots(&views, &clock(t0));
+    rates.apply(&views, &mut p, t0);
+    assert!(p.iter().all(|p| p.clock_rate.is_none()), "none on the first snapshot");
+    for i in 1..=15 {
+        send(&mut e, f64::from(i) * 0.1);
+    }
+    // The snapshot comes 0.3 s after the last datagrams: rates are against arrival.
+    let t2 = t0 + Duration::from_millis(1800);
+    let views = e.pilots_with_datagrams(t2);
+    let mut p = pilots::pilots(&views, &clock(t2));
+    rates.apply(&views, &mut p, t2);
+    let by: BTreeMap<&str, Option<f64>> =
+        p.iter().map(|p| (p.callsign.as_str(), p.clock_rate)).collect();
+    assert_eq!(by["REAL"], Some(1.0));
+    assert_eq!(by["PAUSED"], Some(0.0));
+    assert_eq!(by["FAST"], Some(4.0));
 }

@@ -209,7 +209,7 @@ fn the_openapi_document_names_every_path_and_field() {
     let (_, ready) = json(http, "/readyz");
     assert_eq!(schema_fields("ReadyBody"), served(&ready));
     assert_eq!(schema_fields("PartStatus"), served(&ready["parts"][0]));
-    assert_eq!(schema_fields("Pilot").len(), 26);
+    assert_eq!(schema_fields("Pilot").len(), 27);
     let (_, airports) = json(http, "/api/airports?limit=1");
     assert_eq!(schema_fields("AirportsBody"), served(&airports));
     assert_eq!(schema_fields("Airport"), served(&airports["airports"][0]));

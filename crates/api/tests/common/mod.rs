@@ -32,5 +32,6 @@ pub fn pilot_at(cs: &str, lat: f64, lon: f64) -> Pilot {
         rate_hz: None,
         lag_s: 0.1,
         sim_time: 0.0,
+        clock_rate: None,
     }
 }
