@@ -424,7 +424,12 @@ fn the_clock_rate_is_the_senders_clock_against_arrival() {
     let at = |cs: &str, time: f64| {
         let mut body = Position::at("Aircraft/c172p/Models/c172p.xml", [6_378_137.0, 0.0, 0.0]);
         body.time = time;
-        to_bytes(&Message::position(fgmp::Callsign::new(cs).unwrap(), 100, body)).unwrap()
+        to_bytes(&Message::position(
+            fgmp::Callsign::new(cs).unwrap(),
+            100,
+            body,
+        ))
+        .unwrap()
     };
     // Real time, paused and four times accelerated, each from its own address.
     let pilots_ = [("REAL", 1.0), ("PAUSED", 0.0), ("FAST", 4.0)];
@@ -440,7 +445,10 @@ fn the_clock_rate_is_the_senders_clock_against_arrival() {
     let views = e.pilots_with_datagrams(t0);
     let mut p = pilots::pilots(&views, &clock(t0));
     rates.apply(&views, &mut p, t0);
-    assert!(p.iter().all(|p| p.clock_rate.is_none()), "none on the first snapshot");
+    assert!(
+        p.iter().all(|p| p.clock_rate.is_none()),
+        "none on the first snapshot"
+    );
     for i in 1..=15 {
         send(&mut e, f64::from(i) * 0.1);
     }
@@ -449,8 +457,10 @@ fn the_clock_rate_is_the_senders_clock_against_arrival() {
     let views = e.pilots_with_datagrams(t2);
     let mut p = pilots::pilots(&views, &clock(t2));
     rates.apply(&views, &mut p, t2);
-    let by: BTreeMap<&str, Option<f64>> =
-        p.iter().map(|p| (p.callsign.as_str(), p.clock_rate)).collect();
+    let by: BTreeMap<&str, Option<f64>> = p
+        .iter()
+        .map(|p| (p.callsign.as_str(), p.clock_rate))
+        .collect();
     assert_eq!(by["REAL"], Some(1.0));
     assert_eq!(by["PAUSED"], Some(0.0));
     assert_eq!(by["FAST"], Some(4.0));

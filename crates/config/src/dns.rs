@@ -57,6 +57,22 @@ pub struct DnsSection {
     /// DNS over TCP: seconds a connection may wait for its next query; reading one
     /// query, once begun, and writing one answer each get as long.
     pub tcp_idle_timeout: f64,
+    /// DNS over UDP: answers per second one source (an IPv4 address or IPv6 /64) may
+    /// have, on average; its /24, /56 and /48 get the multiples of
+    /// `sansio::quota::WIDER`. Past it, queries are dropped, every second one
+    /// answered empty with TC set (a resolver retries over TCP).
+    pub udp_rate: f64,
+    /// DNS over UDP: answers one source may have at once before `udp_rate` applies.
+    pub udp_burst: f64,
+}
+
+/// DNS over UDP's per-source budget, checked (from [`DnsSection::udp_budget`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DnsUdpBudget {
+    /// Answers per second per source, on average.
+    pub rate: f64,
+    /// Answers at once.
+    pub burst: f64,
 }
 
 /// DNS over TCP's limits, checked (from [`DnsSection::tcp_limits`]).
@@ -71,6 +87,19 @@ pub struct DnsTcpLimits {
 }
 
 impl DnsSection {
+    /// The UDP budget, checked.
+    pub fn udp_budget(&self) -> Result<DnsUdpBudget> {
+        for (key, v) in [("udp_rate", self.udp_rate), ("udp_burst", self.udp_burst)] {
+            if !(v.is_finite() && (0.1..=1_000_000.0).contains(&v)) {
+                bail!("dns.{key} must be between 0.1 and 1000000, got {v}");
+            }
+        }
+        Ok(DnsUdpBudget {
+            rate: self.udp_rate,
+            burst: self.udp_burst,
+        })
+    }
+
     /// The TCP limits, checked.
     pub fn tcp_limits(&self) -> Result<DnsTcpLimits> {
         for (key, v) in [
@@ -113,6 +142,8 @@ impl Default for DnsSection {
             max_tcp_connections: 128,
             max_tcp_per_ip: 4,
             tcp_idle_timeout: 10.0,
+            udp_rate: 20.0,
+            udp_burst: 60.0,
         }
     }
 }

@@ -27,7 +27,7 @@ pub mod tokens;
 mod tracker;
 
 pub use admin::AdminSection;
-pub use dns::{DirectorySection, DnsSection, DnsTcpLimits, RelayEntry, SceneryEntry};
+pub use dns::{DirectorySection, DnsSection, DnsTcpLimits, DnsUdpBudget, RelayEntry, SceneryEntry};
 pub use history::{HistoryOptions, HistorySection};
 pub use http::{HttpSection, Limits};
 pub use master::{AdminEntry, MasterSection, ServerListOptions};
@@ -255,6 +255,14 @@ mod tests {
         ] {
             let f = parse(&format!("[dns]\n{bad}\n"), "x").unwrap();
             let e = f.dns.tcp_limits().unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        for (bad, key) in [
+            ("udp_rate = 0", "dns.udp_rate"),
+            ("udp_burst = inf", "dns.udp_burst"),
+        ] {
+            let f = parse(&format!("[dns]\n{bad}\n"), "x").unwrap();
+            let e = f.dns.udp_budget().unwrap_err().to_string();
             assert!(e.contains(key), "{e}");
         }
     }

@@ -63,6 +63,11 @@ pub mod families {
             "DNS TCP connections closed by lobby, by reason (idle, read_timeout, write_timeout, query_cap, malformed, evicted).",
         )
         .label("reason");
+        UDP_OVER_BUDGET = Family::counter(
+            "lobby_dns_udp_over_budget_total",
+            "DNS queries over UDP past their source's budget (udp_rate, udp_burst), by what was sent back (dropped: nothing; truncated: an empty answer with TC set, every second one, so a resolver sharing the address retries over TCP).",
+        )
+        .label("answer");
         // Set by the binary from its snapshot, and recorded by its prober.
         RELAYS = Family::gauge("lobby_dns_relays", "Published relays by health (up, down).")
             .label("state")
@@ -132,6 +137,10 @@ telemetry::counters! {
     TcpMalformed => "tcp_malformed", TCP_CLOSED["malformed"];
     /// Closed while waiting for a query, for a new connection at `max_tcp_connections`.
     TcpEvicted => "tcp_evicted", TCP_CLOSED["evicted"];
+    /// A UDP query past its source's budget, not answered.
+    UdpDropped => "udp_over_budget_dropped", UDP_OVER_BUDGET["dropped"];
+    /// A UDP query past its source's budget, answered empty with TC set.
+    UdpTruncated => "udp_over_budget_truncated", UDP_OVER_BUDGET["truncated"];
 }
 
 impl Stats {

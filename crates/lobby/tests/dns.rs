@@ -1362,3 +1362,71 @@ fn refused_zone_transfers_are_not_logged_one_line_each() {
         "one line at info a second, the rest at debug:\n{log}"
     );
 }
+
+/// A UDP socket bound to the loopback address `from` (each is a source of its own).
+fn udp_from(from: &str) -> std::net::UdpSocket {
+    let s = std::net::UdpSocket::bind(format!("{from}:0")).unwrap();
+    s.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    s
+}
+
+/// Sends `n` SOA queries from `s` to `ns` at once, then reads for what comes back:
+/// (full answers, empty answers with TC set).
+fn burst(s: &std::net::UdpSocket, ns: SocketAddr, n: u16, first_id: u16) -> (usize, usize) {
+    for i in 0..n {
+        s.send_to(&soa_query(first_id.wrapping_add(i)), ns).unwrap();
+    }
+    let (mut full, mut truncated) = (0, 0);
+    let mut b = [0u8; 4096];
+    while let Ok((len, _)) = s.recv_from(&mut b) {
+        let tc = b[2] & 0x02 != 0;
+        let answers = u16::from_be_bytes([b[6], b[7]]);
+        if tc {
+            assert_eq!(answers, 0, "a truncated answer carries no record");
+            assert!(len <= 29, "no larger than the query: {len}");
+            truncated += 1;
+        } else {
+            assert_eq!(answers, 1);
+            full += 1;
+        }
+    }
+    (full, truncated)
+}
+
+#[test]
+fn dns_over_udp_answers_each_source_within_its_budget() {
+    // Issue 20's review: hickory answered every UDP query, so one spoofed address
+    // drew answers without bound (an amplifier). Failed before: 300 queries at once
+    // from one source got 300 answers.
+    let dir = tmp("udpbudget");
+    let conf = write_slow_probe_conf(&dir, "");
+    add_dns_keys(&conf, "udp_rate = 5\nudp_burst = 20\n");
+    let d = start_dns_http(&conf);
+    let (ns, http) = (d.addr("dns", "udp"), d.addr("http", "tcp"));
+    let flood = udp_from("127.0.0.2");
+    let (full, truncated) = burst(&flood, ns, 300, 0);
+    // The burst, and what the rate refills while the 300 arrive (a few).
+    assert!((20..=30).contains(&full), "{full} full answers");
+    // Of the rest, every second one is answered empty with TC set.
+    let over = 300 - full;
+    assert!(
+        truncated.abs_diff(over / 2) <= 1,
+        "{truncated} truncated of {over}"
+    );
+    // Another source is not touched by the first one's flood.
+    let (full2, truncated2) = burst(&udp_from("127.0.0.3"), ns, 10, 1000);
+    assert_eq!((full2, truncated2), (10, 0));
+    // Over TCP the flooding source is still answered (its resolver's way out).
+    let mut s = tcp_from("127.0.0.2", d.addr("dns", "tcp"));
+    assert!(tcp_soa(&mut s, 7));
+    // A second later its budget has refilled by the rate (5 a second).
+    std::thread::sleep(Duration::from_millis(1100));
+    let (full3, _) = burst(&flood, ns, 3, 2000);
+    assert_eq!(full3, 3);
+    let stats = dns_stats(http);
+    let dropped = stats["udp_over_budget_dropped"].as_u64().unwrap();
+    let tc = stats["udp_over_budget_truncated"].as_u64().unwrap();
+    assert_eq!(dropped + tc, over as u64, "{stats}");
+    assert_eq!(tc, truncated as u64, "{stats}");
+}

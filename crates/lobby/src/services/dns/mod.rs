@@ -4,8 +4,10 @@
 //!
 //! Files: this one builds the directory from `[dns]` and `[directory]` and runs the
 //! listeners; [`zone`] is the zone hickory serves (with AXFR access control),
-//! [`tcp`] DNS over TCP, [`probe`] the health probes and [`push`] the RFC 2136 pushes.
+//! [`tcp`] DNS over TCP, [`budget`] the per-source budget of DNS over UDP, [`probe`]
+//! the health probes and [`push`] the RFC 2136 pushes.
 
+mod budget;
 pub mod probe;
 pub mod push;
 mod tcp;
@@ -13,6 +15,7 @@ pub mod zone;
 
 use crate::lifecycle::{listening, Stop, Supervisor};
 use anyhow::{bail, Context, Result};
+use budget::Budgeted;
 use config::{DirectorySection, DnsSection, RelayEntry};
 use directory::probe::{Ping, DIRECTORY_CALLSIGN};
 use directory::{Config, Directory, RelayConfig, Scenery, ZoneConfig};
@@ -147,19 +150,19 @@ fn catalog(zone: &ServedZone) -> Catalog {
     catalog
 }
 
-/// Binds UDP and TCP on each of `listen` and serves `zone` there: UDP through
-/// hickory's server (`None` when `listen` is empty: push only), TCP through
-/// [`tcp::serve`] under `sup`.
+/// Binds UDP and TCP on each of `listen` and serves the zone there: UDP through
+/// hickory's server with `udp`'s budget (`None` when `listen` is empty: push only),
+/// TCP through [`tcp::serve`] under `sup`.
 fn serve(
     sup: &Supervisor,
     listen: &[SocketAddr],
-    zone: &ServedZone,
+    udp: Budgeted,
     tcp: tcp::Tcp,
-) -> Result<Option<Server<Catalog>>> {
+) -> Result<Option<Server<Budgeted>>> {
     if listen.is_empty() {
         return Ok(None);
     }
-    let mut server = Server::new(catalog(zone));
+    let mut server = Server::new(udp);
     let shared = Arc::new(tcp);
     for &a in listen {
         // IPv6-only on IPv6 (both families can share port 53), no PMTU probe: DNS
@@ -249,7 +252,8 @@ impl DnsServer {
             timeout: limits.idle_timeout,
             stats: stats.clone(),
         };
-        let server = serve(sup, &listen, &zone, tcp)?;
+        let udp = Budgeted::new(catalog(&zone), dns.udp_budget()?, stats.clone());
+        let server = serve(sup, &listen, udp, tcp)?;
         let (owned_tx, owned_rx) = tokio::sync::watch::channel(owned);
         let stop = sup.stop().clone();
         if let Some(p) = push {
@@ -271,7 +275,7 @@ impl DnsServer {
 
 /// Runs hickory's listeners until the stop signal, then shuts them down gracefully.
 /// Listeners that end on their own are a failure of the part.
-async fn run_listeners(mut server: Server<Catalog>, stop: Stop) -> Result<()> {
+async fn run_listeners(mut server: Server<Budgeted>, stop: Stop) -> Result<()> {
     tokio::select! {
         r = server.block_until_done() => {
             r.context("DNS listener failed")?;
