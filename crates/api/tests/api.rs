@@ -2,6 +2,7 @@
 
 mod common;
 
+use api::airports::AirportsQuery;
 use api::pilots::{self, PilotFilter, PilotsBody};
 use api::servers::{ServerEntry, ServerFilter};
 use api::stream::{Moved, Sent};
@@ -30,12 +31,7 @@ fn clock(t0: Instant) -> Clock {
     }
 }
 
-fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
+use common::q;
 
 #[test]
 fn a_real_datagram_becomes_the_pilot_flightgear_flew() {
@@ -464,4 +460,40 @@ fn the_clock_rate_is_the_senders_clock_against_arrival() {
     assert_eq!(by["REAL"], Some(1.0));
     assert_eq!(by["PAUSED"], Some(0.0));
     assert_eq!(by["FAST"], Some(4.0));
+}
+
+#[test]
+fn a_box_around_london_lists_its_four_large_airports_first() {
+    let query = AirportsQuery::parse(&q(&[
+        ("bbox", "-1,51,0.5,52"),
+        ("min", "large"),
+        ("limit", "10"),
+    ]))
+    .unwrap();
+    let body = query.answer(airports::table());
+    let idents: Vec<&str> = body.airports.iter().map(|a| a.ident.as_str()).collect();
+    // Luton, Gatwick, Heathrow and Stansted; City and the small fields are not large.
+    assert_eq!(idents, ["EGGW", "EGKK", "EGLL", "EGSS"]);
+    assert!(body.airports.iter().all(|a| a.kind == "large"));
+    assert!(!body.truncated);
+    let all = AirportsQuery::parse(&q(&[("bbox", "-1,51,0.5,52"), ("limit", "5")]))
+        .unwrap()
+        .answer(airports::table());
+    assert!(all.truncated, "hundreds of small fields around London");
+    assert_eq!(all.airports.len(), 5);
+    assert_eq!(all.airports[0].kind, "large");
+}
+
+#[test]
+fn bad_queries_name_the_parameter() {
+    for (k, v, want) in [
+        ("bbox", "1,2,3", "bbox:"),
+        ("min", "huge", "min:"),
+        ("limit", "0", "limit:"),
+        ("limit", "5001", "limit:"),
+        ("zoom", "3", "unknown parameter \"zoom\""),
+    ] {
+        let e = AirportsQuery::parse(&q(&[(k, v)])).unwrap_err();
+        assert!(e.contains(want), "{e}");
+    }
 }

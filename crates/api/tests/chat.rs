@@ -6,7 +6,6 @@ mod common;
 use api::chat::{ChatFilter, ChatLimits, ChatLog};
 use api::pilots::Pilot;
 use proptest::prelude::*;
-use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 fn pilot(cs: &str, chat: Option<&str>) -> Pilot {
@@ -34,12 +33,7 @@ fn from(pilots: &[Pilot]) -> Vec<(&Pilot, IpAddr)> {
         .collect()
 }
 
-fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
+use common::q;
 
 #[test]
 fn a_repeated_line_is_recorded_once_and_again_after_a_gap() {

@@ -1,6 +1,7 @@
 //! What the API's tests share: a pilot to build bodies from.
 
 use api::pilots::Pilot;
+use std::collections::BTreeMap;
 
 /// A Cessna 172P at (`lat`, `lon`), 3,000 ft, heading 280, 100 kt, on protocol v2,
 /// with no chat, radio, transponder or livery.
@@ -34,4 +35,12 @@ pub fn pilot_at(cs: &str, lat: f64, lon: f64) -> Pilot {
         sim_time: 0.0,
         clock_rate: None,
     }
+}
+
+/// Query parameters from pairs.
+pub fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
