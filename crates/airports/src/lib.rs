@@ -203,7 +203,11 @@ fn parse_line(line: &str) -> Option<Airport<'_>> {
     };
     let country = f.next()?;
     let name = f.next()?;
-    if f.next().is_some() || ident.is_empty() {
+    // Idents are upper-case letters, digits and dashes (`EGLL`, `US-1234`): what
+    // `get` looks up, upper-casing what it is asked.
+    let ident_ok = !ident.is_empty()
+        && ident.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-');
+    if f.next().is_some() || !ident_ok {
         return None;
     }
     if !(-90.0..=90.0).contains(&lat) || !(-180.0..=180.0).contains(&lon) {
@@ -481,6 +485,16 @@ mod tests {
             4,
             "a seaplane base ranks with small fields"
         );
+    }
+
+    #[test]
+    fn an_ident_that_get_could_not_find_is_refused() {
+        // Found by the airports_query fuzzer: a lower-case ident was kept, and `get`,
+        // which upper-cases what it is asked, could not find it.
+        let t = Table::parse("de3\x00\x00raft\tW\t90\t180\t\t\t\nOK-1\tS\t1\t1\t\t\t\n");
+        assert_eq!(t.skipped, 1);
+        assert_eq!(t.len(), 1);
+        assert!(t.get("ok-1").is_some());
     }
 
     #[test]
