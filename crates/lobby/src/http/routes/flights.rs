@@ -191,7 +191,11 @@ pub async fn callsign(State(s): State<AppState>, Path(cs): Path<String>, q: Para
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
     let t = udp::time::unix_secs();
-    let totals = match h.store.callsign(&cs, t, aircraft).await {
+    let totals = match h
+        .store
+        .callsign(&cs, t, aircraft, flightlog::store::MAX_AIRPORTS)
+        .await
+    {
         Ok(x) => x,
         Err(e) => return failed(e),
     };
