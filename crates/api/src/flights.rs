@@ -494,6 +494,9 @@ pub fn int_params(
     for (k, v) in q {
         let Some(i) = allowed.iter().position(|a| a.0 == k) else {
             let names: Vec<&str> = allowed.iter().map(|a| a.0).collect();
+            if names.is_empty() {
+                return Err(format!("unknown parameter {k:?} (this path takes none)"));
+            }
             return Err(format!("unknown parameter {k:?} ({})", names.join(", ")));
         };
         let (_, _, lo, hi) = allowed[i];
@@ -732,6 +735,8 @@ mod tests {
             e.contains("points") && e.contains("recent, aircraft"),
             "{e}"
         );
+        let e = int_params(&q(&[("points", "5")]), &[]).unwrap_err();
+        assert_eq!(e, "unknown parameter \"points\" (this path takes none)");
         assert!(int_params(&q(&[("recent", "x")]), &allowed)
             .unwrap_err()
             .contains("integer"));
