@@ -65,35 +65,37 @@ pub fn iso8601(t: i64) -> String {
     )
 }
 
-/// A latitude for GPX's `latitudeType` (-90 to 90).
+/// A latitude for GPX's `latitudeType` (-90 to 90), to 7 decimals (1 cm: a
+/// decimal of at most 10 digits, which every schema validator takes).
 fn lat(x: f64) -> f64 {
     if x.is_finite() {
-        x.clamp(-90.0, 90.0)
+        crate::round(x.clamp(-90.0, 90.0), 7)
     } else {
         0.0
     }
 }
 
-/// A longitude for GPX's `longitudeType` (-180 inclusive to 180 exclusive).
+/// A longitude for GPX's `longitudeType` (-180 inclusive to 180 exclusive), to 7
+/// decimals.
 fn lon(x: f64) -> f64 {
-    if (-180.0..180.0).contains(&x) {
+    let x = if (-180.0..180.0).contains(&x) {
         x
     } else if x.is_finite() {
-        let l = (x + 180.0).rem_euclid(360.0) - 180.0;
-        if l >= 180.0 {
-            -180.0
-        } else {
-            l
-        }
+        (x + 180.0).rem_euclid(360.0) - 180.0
     } else {
         0.0
+    };
+    match crate::round(x, 7) {
+        l if l >= 180.0 => -180.0,
+        l => l,
     }
 }
 
-/// Metres, one decimal, from feet.
+/// Metres, one decimal, from feet; within ±10,000 km (a number written without an
+/// exponent, as `xsd:decimal` wants, and never `inf`).
 fn metres(ft: f64) -> f64 {
     if ft.is_finite() {
-        (ft * M_PER_FT * 10.0).round() / 10.0
+        crate::round((ft * M_PER_FT).clamp(-1e10, 1e10), 1)
     } else {
         0.0
     }
@@ -331,7 +333,13 @@ mod tests {
     /// element, the children's order (metadata, wpt*, trk*; trk: name, desc,
     /// trkseg; trkpt: ele, then time), latitudes in [-90, 90], longitudes in
     /// [-180, 180), decimals and dateTimes that parse.
+    ///
+    /// With `GPX_XSD` naming a copy of the GPX 1.1 schema (`gpx.xsd`, not in this
+    /// repository) and `xmllint` installed, the text is also validated against it.
     fn check_gpx(text: &str) -> roxmltree::Document<'_> {
+        if let Ok(xsd) = std::env::var("GPX_XSD") {
+            xmllint_schema(text, &xsd);
+        }
         let doc = roxmltree::Document::parse(text).expect("well-formed");
         let root = doc.root_element();
         assert_eq!(root.tag_name().name(), "gpx");
@@ -373,10 +381,17 @@ mod tests {
                 "desc" => 7,
                 other => panic!("{other} in a point"),
             });
+            for a in ["lat", "lon"] {
+                assert!(
+                    decimal(n.attribute(a).unwrap()),
+                    "{a}: {:?}",
+                    n.attribute(a)
+                );
+            }
             for c in n.children().filter(|c| c.is_element()) {
                 let v = c.text().unwrap_or("");
                 match c.tag_name().name() {
-                    "ele" => assert!(v.parse::<f64>().is_ok(), "{v}"),
+                    "ele" => assert!(decimal(v), "{v}"),
                     "time" => assert!(
                         v.len() == 20 && v.ends_with('Z') && v.as_bytes()[10] == b'T',
                         "{v}"
@@ -407,6 +422,38 @@ mod tests {
             }
         }
         doc
+    }
+
+    /// `xmllint --noout --schema xsd` over `text`: valid, or the test fails.
+    fn xmllint_schema(text: &str, xsd: &str) {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static N: AtomicU64 = AtomicU64::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let file = std::env::temp_dir().join(format!("lobby-gpx-{}-{n}.gpx", std::process::id()));
+        std::fs::write(&file, text).unwrap();
+        let out = std::process::Command::new("xmllint")
+            .args(["--noout", "--schema", xsd])
+            .arg(&file)
+            .output()
+            .expect("xmllint (Debian's libxml2-utils)");
+        let _ = std::fs::remove_file(&file);
+        assert!(
+            out.status.success(),
+            "{}\n{text}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// An `xsd:decimal`: a sign, digits, a point and digits; no exponent, no `inf`;
+    /// not too many digits.
+    fn decimal(v: &str) -> bool {
+        let v = v.strip_prefix(['-', '+']).unwrap_or(v);
+        let (int, frac) = v.split_once('.').unwrap_or((v, ""));
+        !(int.is_empty() && frac.is_empty())
+            && int.bytes().all(|b| b.is_ascii_digit())
+            && frac.bytes().all(|b| b.is_ascii_digit())
+            // libxml2's validator takes at most 24 digits (a 1e-300 written out fails).
+            && int.len() + frac.len() <= 18
     }
 
     #[test]

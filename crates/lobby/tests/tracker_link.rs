@@ -354,15 +354,18 @@ fn json_of(addr: SocketAddr, path: &str) -> (u16, serde_json::Value) {
 }
 
 /// Runs `xmllint --noout` over `text` when xmllint is installed (`scripts/ci-deps`
-/// installs it): well-formed, or the test fails with its complaint.
+/// installs it): well-formed, or the test fails with its complaint. A GPX file is
+/// also validated against the GPX 1.1 schema when `GPX_XSD` names a copy of it
+/// (`gpx.xsd`; not in this repository).
 fn xmllint_if_there(text: &str, name: &str) {
     let file = std::env::temp_dir().join(format!("lobby-{}-{name}", std::process::id()));
     std::fs::write(&file, text).unwrap();
-    match std::process::Command::new("xmllint")
-        .arg("--noout")
-        .arg(&file)
-        .output()
-    {
+    let mut cmd = std::process::Command::new("xmllint");
+    cmd.arg("--noout");
+    if let (Ok(xsd), true) = (std::env::var("GPX_XSD"), name.ends_with(".gpx")) {
+        cmd.args(["--schema", &xsd]);
+    }
+    match cmd.arg(&file).output() {
         Ok(o) => assert!(
             o.status.success(),
             "{name}: {}",
