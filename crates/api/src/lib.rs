@@ -8,6 +8,7 @@ pub mod airports;
 pub mod atc;
 pub mod chat;
 pub mod dns;
+pub mod export;
 pub mod flights;
 pub mod health;
 pub mod pilots;

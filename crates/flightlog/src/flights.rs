@@ -36,6 +36,7 @@
 //! every 20 s, 40 s, and from the 2,160th on every 80 s, so a 24-hour flight stores
 //! at most about 2,610 positions.
 
+use crate::logbook;
 use crate::share::{Buckets, Rate};
 use std::collections::HashMap;
 
@@ -111,6 +112,13 @@ pub struct Totals {
     pub max_alt_ft: Option<f64>,
     /// Positions stored.
     pub samples: i64,
+    /// Seconds moving ([`crate::logbook`]'s rule), over every position reported.
+    pub moving_s: i64,
+    /// The departure airport's ident ([`crate::logbook`]'s rule), once known: at
+    /// the position after the first placed one.
+    pub departure: Option<&'static str>,
+    /// The arrival airport's ident, set when the flight ends.
+    pub arrival: Option<&'static str>,
 }
 
 /// A database operation.
@@ -239,6 +247,12 @@ struct OpenFlight {
     held: Vec<(i64, Fix)>,
     /// Counted once as waiting for room.
     waited: bool,
+    /// The first placed position, while its departure is not decided yet.
+    dep: Option<(i64, Fix)>,
+    /// Its departure was decided (from its first placed position and the next).
+    dep_decided: bool,
+    /// The ground speed from the position before the last to the last, knots.
+    last_speed: Option<f64>,
 }
 
 /// Counters of what could not be recorded, or was recorded otherwise.
@@ -359,6 +373,14 @@ impl Rows {
             Err(NoRow::NoId) => return,
         }
         if let Some(id) = f.id {
+            // A single placed position: its speed unknown (the rule counts it slow).
+            if let (false, Some((_, first))) = (f.dep_decided, f.dep) {
+                f.totals.departure = logbook::airport_at(first, None);
+            }
+            // The last position, when placed, with the speed it came at.
+            f.totals.arrival = f
+                .last
+                .and_then(|(_, fix)| logbook::airport_at(fix, f.last_speed));
             // Not before its last position (a report may come late), nor after its longest.
             let end = end.max(f.last.map_or(f.start, |(t, _)| t));
             out.push(Op::Close {
@@ -516,6 +538,9 @@ impl Flights {
             totals: Totals::default(),
             held: Vec::new(),
             waited: false,
+            dep: None,
+            dep_decided: false,
+            last_speed: None,
         });
         let _ = self.rows.open(&key, f, out);
     }
@@ -590,6 +615,22 @@ impl Flights {
                     let dt_h = at.saturating_sub(t) as f64 / 3600.0;
                     if dt_h > 0.0 && d / dt_h <= MAX_SPEED_KT {
                         f.totals.distance_nm += d;
+                    }
+                    f.totals.moving_s += logbook::moving_secs(t, prev, at, fix);
+                    if let Some(kt) = logbook::speed_kt(t, prev, at, fix) {
+                        f.last_speed = Some(kt);
+                    }
+                }
+                if !f.dep_decided && logbook::placed(fix) {
+                    match f.dep {
+                        None => f.dep = Some((at, fix)),
+                        Some((t, first)) => {
+                            if let Some(kt) = logbook::speed_kt(t, first, at, fix) {
+                                f.totals.departure = logbook::airport_at(first, Some(kt));
+                                f.dep_decided = true;
+                                f.dep = None;
+                            }
+                        }
                     }
                 }
                 f.first.get_or_insert(fix);
@@ -1061,5 +1102,54 @@ mod tests {
             [0, 719, 720, 1439, 1440, 2159, 2160, 5000].map(sample_every),
             [10, 10, 20, 20, 40, 40, 80, 80]
         );
+    }
+
+    #[test]
+    fn a_flight_gets_its_airports_and_moving_time_as_its_positions_come() {
+        // Heathrow to Gatwick (logbook's track), one position every 10 s, held the
+        // first minute as every session is.
+        let track = crate::logbook::tests::egll_to_egkk();
+        let want = crate::logbook::of_track(&track);
+        assert_eq!((want.departure, want.arrival), (Some("EGLL"), Some("EGKK")));
+        let t0 = 1_000_000;
+        let mut fl = Flights::new(1, 10);
+        let mut out = Vec::new();
+        fl.apply(from("GA1", "c172p", t0, Some("192.0.2.1")), &mut out);
+        for (t, f) in &track {
+            fl.apply(pos("GA1", t0 + t, *f), &mut out);
+        }
+        fl.apply(ended("GA1", t0 + track.last().unwrap().0), &mut out);
+        // The departure is known from the row's first written position on.
+        let first = out.iter().find_map(|o| match o {
+            Op::Sample { totals, .. } => Some(*totals),
+            _ => None,
+        });
+        assert_eq!(first.and_then(|t| t.departure), Some("EGLL"));
+        match out.last() {
+            Some(Op::Close { totals, .. }) => {
+                assert_eq!(totals.departure, Some("EGLL"));
+                assert_eq!(totals.arrival, Some("EGKK"));
+                assert_eq!(totals.moving_s, want.moving_s);
+            }
+            other => panic!("{other:?}"),
+        }
+        // Joined in mid-air and left in cruise: neither.
+        let mut out = Vec::new();
+        fl.apply(from("GA2", "c172p", t0, Some("192.0.2.2")), &mut out);
+        for (t, f) in &track[50..90] {
+            fl.apply(pos("GA2", t0 + t, *f), &mut out);
+        }
+        fl.close_relay(None, t0 + 5000, &mut out);
+        match out.last() {
+            Some(Op::Close { totals, .. }) => {
+                assert_eq!((totals.departure, totals.arrival), (None, None));
+                assert_eq!(
+                    totals.moving_s,
+                    crate::logbook::of_track(&track[50..90]).moving_s
+                );
+                assert!(totals.moving_s >= track[89].0 - track[50].0 - 10);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

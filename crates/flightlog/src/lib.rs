@@ -5,6 +5,8 @@
 //! - [`flights`]: pure: what relays report becomes flights and database operations.
 //! - [`share`]: pure: rate buckets, the share of sessions a pilot or an address may
 //!   pass on, the share of a queue one relay may hold.
+//! - [`logbook`]: pure: a flight's departure and arrival airports and moving time.
+//! - [`rows`]: pure: what the store reads (flights, totals, leaderboards).
 //! - [`backend`]: which database a URL names (pure).
 //! - [`store`] (feature `store`, on by default): one sqlx code path for SQLite (the default, one file) and
 //!   PostgreSQL, the same migrations (`migrations/`) for both, batched writes in
@@ -37,6 +39,8 @@
 
 pub mod backend;
 pub mod flights;
+pub mod logbook;
+pub mod rows;
 pub mod share;
 #[cfg(feature = "store")]
 pub mod store;

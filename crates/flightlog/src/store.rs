@@ -23,6 +23,7 @@ use std::time::Duration;
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 pub use crate::backend::Backend;
+pub use crate::rows::{CallsignTotals, FlightRow, Leader, Rank};
 
 /// A Xash3D server's state at one moment, for its history.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,33 +44,6 @@ pub struct ServerSample {
     pub map: String,
 }
 
-/// One flight as stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FlightRow {
-    /// Id.
-    pub id: i64,
-    /// Callsign.
-    pub callsign: String,
-    /// Model.
-    pub model: String,
-    /// Relay.
-    pub relay: String,
-    /// Start, Unix seconds.
-    pub start: i64,
-    /// End, Unix seconds; `None` while flying.
-    pub end: Option<i64>,
-    /// First position.
-    pub first: Option<Fix>,
-    /// Last position (set when it ended).
-    pub last: Option<Fix>,
-    /// Nautical miles flown.
-    pub distance_nm: f64,
-    /// Highest altitude, feet.
-    pub max_alt_ft: Option<f64>,
-    /// Positions stored.
-    pub samples: i64,
-}
-
 /// The filters of a flight list; newest first, `limit` at most, ids below `before`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FlightQuery {
@@ -83,19 +57,6 @@ pub struct FlightQuery {
     pub limit: i64,
     /// Only ids below this (the previous page's last id).
     pub before: Option<i64>,
-}
-
-/// A callsign's totals.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct CallsignTotals {
-    /// Flights.
-    pub flights: i64,
-    /// Hours flown (open flights up to `now`).
-    pub hours: f64,
-    /// Nautical miles.
-    pub distance_nm: f64,
-    /// (model, flights, hours), most flown first.
-    pub aircraft: Vec<(String, i64, f64)>,
 }
 
 /// The flight log's database.
@@ -119,6 +80,12 @@ pub const MAX_FLIGHTS: i64 = 500;
 pub const MAX_TRACK_POINTS: i64 = 2000;
 /// Models a callsign's totals list at most (most hours first).
 pub const MAX_AIRCRAFT: i64 = 100;
+/// Airports a callsign's totals list at most (most visits first).
+pub const MAX_AIRPORTS: i64 = 100;
+/// Lines a leaderboard has at most.
+pub const MAX_LEADERS: i64 = 100;
+/// Flights a callsign's CSV export holds at most (the newest).
+pub const MAX_EXPORT_FLIGHTS: i64 = 10_000;
 /// Samples of a server's history at most (the newest ones).
 pub const MAX_SERVER_SAMPLES: i64 = 5000;
 /// A SQLite connection waits this long for a lock before it gives up.
@@ -155,6 +122,11 @@ fn flight_row(row: &AnyRow) -> Result<FlightRow> {
         distance_nm: row.try_get("distance_nm")?,
         max_alt_ft: row.try_get("max_alt_ft")?,
         samples: row.try_get("samples")?,
+        moving_s: row.try_get("moving_s")?,
+        departure: row.try_get("departure")?,
+        arrival: row.try_get("arrival")?,
+        aircraft_name: row.try_get("aircraft_name")?,
+        aircraft_class: row.try_get("aircraft_class")?,
     })
 }
 
@@ -187,7 +159,7 @@ fn insert_positions_sql(rows: usize) -> String {
     sql
 }
 
-const FLIGHT_COLUMNS: &str = "id, callsign, model, relay, start_time, end_time, start_lat, start_lon, start_alt_ft, end_lat, end_lon, end_alt_ft, distance_nm, max_alt_ft, samples";
+const FLIGHT_COLUMNS: &str = "id, callsign, model, relay, start_time, end_time, start_lat, start_lon, start_alt_ft, end_lat, end_lon, end_alt_ft, distance_nm, max_alt_ft, samples, moving_s, departure, arrival, aircraft_name, aircraft_class";
 
 /// The SQL of a flight list: a condition for each filter `q` gives and none for the
 /// others (a `($1 IS NULL OR callsign = $1)` form made SQLite scan the whole table
@@ -220,6 +192,24 @@ pub fn flights_sql(q: &FlightQuery) -> String {
     format!(
         "SELECT {FLIGHT_COLUMNS} FROM flights{filter} ORDER BY id DESC LIMIT ${}",
         next()
+    )
+}
+
+/// The SQL of a leaderboard; placeholders: since, now, limit. It groups by
+/// `callsign || ''` (the same text) so that SQLite, which has no statistics to
+/// weigh the two, reads the covering index `flights_by_start_callsign` from `since`
+/// on rather than walking `flights_by_callsign_id` and the table row by row to
+/// spare itself the grouping's sort.
+pub fn leaderboard_sql(rank: Rank) -> String {
+    let order = match rank {
+        Rank::Hours => "secs DESC, n DESC",
+        Rank::Flights => "n DESC, secs DESC",
+    };
+    format!(
+        "SELECT callsign || '' AS callsign, COUNT(*) AS n, \
+         CAST(SUM(COALESCE(end_time, $2) - start_time) AS BIGINT) AS secs, \
+         CAST(COALESCE(SUM(distance_nm), 0) AS DOUBLE PRECISION) AS nm \
+         FROM flights WHERE start_time >= $1 GROUP BY 1 ORDER BY {order}, 1 LIMIT $3"
     )
 }
 
@@ -368,12 +358,14 @@ impl Store {
                     relay,
                     start,
                 } => {
-                    sqlx::query("INSERT INTO flights (id, callsign, model, relay, start_time, distance_nm, samples) VALUES ($1, $2, $3, $4, $5, 0, 0)")
+                    sqlx::query("INSERT INTO flights (id, callsign, model, relay, start_time, distance_nm, samples, moving_s, aircraft_name, aircraft_class) VALUES ($1, $2, $3, $4, $5, 0, 0, 0, $6, $7)")
                         .bind(*id)
                         .bind(callsign.as_str())
                         .bind(model.as_str())
                         .bind(relay.as_str())
                         .bind(*start)
+                        .bind(fgmp::aircraft::name(model))
+                        .bind(fgmp::aircraft::class(model).as_str())
                         .execute(&mut *tx)
                         .await?;
                 }
@@ -389,7 +381,7 @@ impl Store {
                     // once a minute (every 6th position), and at its end: an open
                     // flight's distance lags at most a minute, for a sixth of the writes.
                     if totals.samples == 1 || totals.samples % 6 == 0 {
-                        sqlx::query("UPDATE flights SET start_lat = $2, start_lon = $3, start_alt_ft = $4, distance_nm = $5, max_alt_ft = $6, samples = $7 WHERE id = $1")
+                        sqlx::query("UPDATE flights SET start_lat = $2, start_lon = $3, start_alt_ft = $4, distance_nm = $5, max_alt_ft = $6, samples = $7, moving_s = $8, departure = $9 WHERE id = $1")
                             .bind(*id)
                             .bind(first.lat)
                             .bind(first.lon)
@@ -397,6 +389,8 @@ impl Store {
                             .bind(totals.distance_nm)
                             .bind(totals.max_alt_ft)
                             .bind(totals.samples)
+                            .bind(totals.moving_s)
+                            .bind(totals.departure)
                             .execute(&mut *tx)
                             .await?;
                     }
@@ -407,7 +401,7 @@ impl Store {
                     last,
                     totals,
                 } => {
-                    sqlx::query("UPDATE flights SET end_time = $2, end_lat = $3, end_lon = $4, end_alt_ft = $5, distance_nm = $6, max_alt_ft = $7, samples = $8 WHERE id = $1")
+                    sqlx::query("UPDATE flights SET end_time = $2, end_lat = $3, end_lon = $4, end_alt_ft = $5, distance_nm = $6, max_alt_ft = $7, samples = $8, moving_s = $9, departure = $10, arrival = $11 WHERE id = $1")
                         .bind(*id)
                         .bind(*end)
                         .bind(last.map(|f| f.lat))
@@ -416,6 +410,9 @@ impl Store {
                         .bind(totals.distance_nm)
                         .bind(totals.max_alt_ft)
                         .bind(totals.samples)
+                        .bind(totals.moving_s)
+                        .bind(totals.departure)
+                        .bind(totals.arrival)
                         .execute(&mut *tx)
                         .await?;
                 }
@@ -587,12 +584,15 @@ impl Store {
     }
 
     /// A callsign's totals; open flights count up to `now`; its `aircraft` the
-    /// `max_aircraft` models flown longest (capped at [`MAX_AIRCRAFT`]).
+    /// `max_aircraft` models flown longest (capped at [`MAX_AIRCRAFT`]), its
+    /// `airports` the `max_airports` departed from or arrived at most (capped at
+    /// [`MAX_AIRPORTS`]).
     pub async fn callsign(
         &self,
         callsign: &str,
         now: i64,
         max_aircraft: i64,
+        max_airports: i64,
     ) -> Result<CallsignTotals> {
         let all = sqlx::query("SELECT COUNT(*) AS n, CAST(COALESCE(SUM(COALESCE(end_time, $2) - start_time), 0) AS BIGINT) AS secs, CAST(COALESCE(SUM(distance_nm), 0) AS DOUBLE PRECISION) AS nm FROM flights WHERE callsign = $1")
             .bind(callsign)
@@ -604,6 +604,7 @@ impl Store {
             hours: all.try_get::<i64, _>("secs")? as f64 / 3600.0,
             distance_nm: all.try_get("nm")?,
             aircraft: Vec::new(),
+            airports: Vec::new(),
         };
         let rows = sqlx::query("SELECT model, COUNT(*) AS n, CAST(SUM(COALESCE(end_time, $2) - start_time) AS BIGINT) AS secs FROM flights WHERE callsign = $1 GROUP BY model ORDER BY secs DESC, model LIMIT $3")
             .bind(callsign)
@@ -617,7 +618,85 @@ impl Store {
             t.aircraft
                 .push((r.try_get("model")?, n, secs as f64 / 3600.0));
         }
+        // Both halves find the callsign's rows through flights_by_callsign_id.
+        let rows = sqlx::query("SELECT ident, CAST(SUM(d) AS BIGINT) AS departures, CAST(SUM(a) AS BIGINT) AS arrivals FROM (\
+             SELECT departure AS ident, 1 AS d, 0 AS a FROM flights WHERE callsign = $1 AND departure IS NOT NULL \
+             UNION ALL SELECT arrival AS ident, 0 AS d, 1 AS a FROM flights WHERE callsign = $1 AND arrival IS NOT NULL) t \
+             GROUP BY ident ORDER BY SUM(d) + SUM(a) DESC, ident LIMIT $2")
+            .bind(callsign)
+            .bind(max_airports.clamp(1, MAX_AIRPORTS))
+            .fetch_all(&self.read)
+            .await?;
+        for r in &rows {
+            t.airports.push((
+                r.try_get("ident")?,
+                r.try_get("departures")?,
+                r.try_get("arrivals")?,
+            ));
+        }
         Ok(t)
+    }
+
+    /// A leaderboard: the callsigns of the flights that started at or after `since`
+    /// (all with `None`), by `rank`, the first `limit` (capped at [`MAX_LEADERS`]);
+    /// open flights count up to `now`. Ties go to the other measure, then the
+    /// callsign. Reads only the index `flights_by_start_callsign`
+    /// ([`Store::leaderboard_plan`]).
+    pub async fn leaderboard(
+        &self,
+        since: Option<i64>,
+        rank: Rank,
+        limit: i64,
+        now: i64,
+    ) -> Result<Vec<Leader>> {
+        let rows = sqlx::query(&leaderboard_sql(rank))
+            .bind(since.unwrap_or(i64::MIN))
+            .bind(now)
+            .bind(limit.clamp(1, MAX_LEADERS))
+            .fetch_all(&self.read)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(Leader {
+                    callsign: r.try_get("callsign")?,
+                    flights: r.try_get("n")?,
+                    secs: r.try_get("secs")?,
+                    distance_nm: r.try_get("nm")?,
+                })
+            })
+            .collect()
+    }
+
+    /// SQLite's plan for [`Store::leaderboard`] (empty with PostgreSQL).
+    pub async fn leaderboard_plan(&self, rank: Rank) -> Result<Vec<String>> {
+        if self.backend != Backend::Sqlite {
+            return Ok(Vec::new());
+        }
+        sqlx::query(&format!("EXPLAIN QUERY PLAN {}", leaderboard_sql(rank)))
+            .bind(0i64)
+            .bind(0i64)
+            .bind(10i64)
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(|r| Ok(r.try_get::<String, _>("detail")?))
+            .collect()
+    }
+
+    /// A callsign's newest flights, at most `limit` (capped at
+    /// [`MAX_EXPORT_FLIGHTS`]): what its CSV export holds.
+    pub async fn callsign_flights(&self, callsign: &str, limit: i64) -> Result<Vec<FlightRow>> {
+        let sql = format!(
+            "SELECT {FLIGHT_COLUMNS} FROM flights WHERE callsign = $1 ORDER BY id DESC LIMIT $2"
+        );
+        sqlx::query(&sql)
+            .bind(callsign)
+            .bind(limit.clamp(1, MAX_EXPORT_FLIGHTS))
+            .fetch_all(&self.read)
+            .await?
+            .iter()
+            .map(flight_row)
+            .collect()
     }
 
     /// A server's first and last seen, name, and its newest `limit` samples (capped

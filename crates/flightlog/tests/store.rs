@@ -3,7 +3,9 @@
 //! Debian's `postgresql` package, which `scripts/ci-deps` installs).
 
 use flightlog::flights::{Fix, Flights, Limits, Op, Report};
-use flightlog::store::{track_rows, Backend, FlightQuery, ServerSample, Store, MAX_TRACK_POINTS};
+use flightlog::store::{
+    track_rows, Backend, FlightQuery, Rank, ServerSample, Store, MAX_TRACK_POINTS,
+};
 
 #[path = "pg/mod.rs"]
 mod pg;
@@ -135,17 +137,17 @@ async fn every_case(url: &str, backend: Backend) {
     assert_eq!(ids(store.flights(&q).await.unwrap()), [4, 3]);
 
     // A callsign's totals.
-    let t = store.callsign("TEST1", 2_000_000, 20).await.unwrap();
+    let t = store.callsign("TEST1", 2_000_000, 20, 20).await.unwrap();
     assert_eq!(t.flights, 3);
     assert!((t.hours - 120.0 / 3600.0).abs() < 1e-9, "{t:?}");
     assert!((t.distance_nm - 12.0).abs() < 0.05, "{t:?}");
     assert_eq!(t.aircraft[0].0, "c172p");
     assert_eq!(t.aircraft[0].1, 2);
     // The models listed are bounded; the totals still count every flight.
-    let one = store.callsign("TEST1", 2_000_000, 1).await.unwrap();
+    let one = store.callsign("TEST1", 2_000_000, 1, 1).await.unwrap();
     assert_eq!((one.flights, one.aircraft.len()), (3, 1));
     assert_eq!(one.aircraft[0], t.aircraft[0]);
-    let none = store.callsign("NOBODY", 2_000_000, 20).await.unwrap();
+    let none = store.callsign("NOBODY", 2_000_000, 20, 20).await.unwrap();
     assert_eq!((none.flights, none.hours, none.aircraft.len()), (0, 0.0, 0));
 
     // A flight left open by a process that stopped ends at its last sample.
@@ -302,6 +304,8 @@ async fn sqlite_holds_the_flight_log() {
     every_case(&url, Backend::Sqlite).await;
     assert!(dir.join("log.sqlite").exists(), "created on first open");
     long_tracks(&url).await;
+    let url = format!("sqlite:{}", dir.join("logbook.sqlite").display());
+    logbook(&url).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -310,6 +314,7 @@ async fn postgresql_holds_the_flight_log() {
     let started = Instant::now();
     every_case(pg.url(), Backend::Postgres).await;
     long_tracks(pg.url()).await;
+    logbook(pg.url()).await;
     assert!(started.elapsed() < Duration::from_secs(600));
 }
 
@@ -365,7 +370,7 @@ async fn the_flight_list_names_only_the_filters_given_and_a_callsign_uses_its_in
     );
     assert_eq!(
         flightlog::store::flights_sql(&paged),
-        "SELECT id, callsign, model, relay, start_time, end_time, start_lat, start_lon, start_alt_ft, end_lat, end_lon, end_alt_ft, distance_nm, max_alt_ft, samples FROM flights WHERE callsign = $1 AND (end_time IS NULL OR end_time >= $2) AND start_time <= $3 AND id < $4 ORDER BY id DESC LIMIT $5"
+        "SELECT id, callsign, model, relay, start_time, end_time, start_lat, start_lon, start_alt_ft, end_lat, end_lon, end_alt_ft, distance_nm, max_alt_ft, samples, moving_s, departure, arrival, aircraft_name, aircraft_class FROM flights WHERE callsign = $1 AND (end_time IS NULL OR end_time >= $2) AND start_time <= $3 AND id < $4 ORDER BY id DESC LIMIT $5"
     );
     assert!(flightlog::store::flights_sql(&q(None, None, None, None))
         .ends_with("FROM flights ORDER BY id DESC LIMIT $1"));
@@ -472,4 +477,223 @@ fn unknown_urls_are_refused_with_the_accepted_forms() {
         flightlog::store::redact("sqlite:x.sqlite"),
         "sqlite:x.sqlite"
     );
+}
+
+/// Latitude, longitude, altitude in feet.
+type Place = (f64, f64, f64);
+
+/// Positions every 10 s along `legs` (each `(n, from, to)` with `(lat, lon, alt_ft)`
+/// ends), as reports of `cs` from `t0`, then its end.
+fn track_reports(cs: &str, model: &str, t0: i64, legs: &[(i64, Place, Place)]) -> Vec<Report> {
+    let mut v = vec![Report::Began {
+        callsign: cs.into(),
+        model: model.into(),
+        relay: "lobby".into(),
+        at: t0,
+        source: None,
+    }];
+    let mut t = t0;
+    for &(n, a, b) in legs {
+        for i in 0..n {
+            let k = i as f64 / (n - 1).max(1) as f64;
+            v.push(Report::Position {
+                callsign: cs.into(),
+                relay: "lobby".into(),
+                at: t,
+                fix: Fix {
+                    lat: a.0 + (b.0 - a.0) * k,
+                    lon: a.1 + (b.1 - a.1) * k,
+                    alt_ft: a.2 + (b.2 - a.2) * k,
+                    heading: 90.0,
+                },
+            });
+            t += 10;
+        }
+    }
+    v.push(Report::Ended {
+        callsign: cs.into(),
+        relay: "lobby".into(),
+        at: t - 10,
+    });
+    v
+}
+
+const EGLL: Place = (51.4710, -0.4545, 90.0);
+const EGKK: Place = (51.1565, -0.1616, 205.0);
+const CRUISE: Place = (51.30, -0.30, 4000.0);
+
+/// Issue 21, section 3: departure, arrival, moving time and aircraft name stored,
+/// a callsign's airports, leaderboards.
+async fn logbook(url: &str) {
+    let store = Store::open(url).await.unwrap();
+    let mut fl = Flights::with_id_blocks(100).with_limits(at_once());
+    fl.add_ids(store.reserve_flight_ids(100).await.unwrap(), 100);
+    let t0 = 3_000_000;
+    let mut ops = Vec::new();
+    // LOG1: parked 1 minute at EGLL, to EGKK, parked 1 minute (20 minutes).
+    for r in track_reports(
+        "LOG1",
+        "Aircraft/c172p/Models/c172p.xml",
+        t0,
+        &[
+            (6, EGLL, EGLL),
+            (60, EGLL, CRUISE),
+            (54, CRUISE, EGKK),
+            (6, EGKK, EGKK),
+        ],
+    ) {
+        fl.apply(r, &mut ops);
+    }
+    // LOG1 again: EGKK, left in cruise (10 minutes); LOG2 twice, short.
+    for r in track_reports(
+        "LOG1",
+        "Aircraft/c172p/Models/c172p.xml",
+        t0 + 2000,
+        &[(3, EGKK, EGKK), (60, EGKK, CRUISE)],
+    ) {
+        fl.apply(r, &mut ops);
+    }
+    for k in 0..2 {
+        for r in track_reports("LOG2", "ufo", t0 + 4000 + 1000 * k, &[(10, CRUISE, CRUISE)]) {
+            fl.apply(r, &mut ops);
+        }
+    }
+    store.apply(&ops).await.unwrap();
+    let rows = store.callsign_flights("LOG1", 10).await.unwrap();
+    assert_eq!(rows.len(), 2);
+    let (second, first) = (&rows[0], &rows[1]);
+    assert_eq!(
+        (first.departure.as_deref(), first.arrival.as_deref()),
+        (Some("EGLL"), Some("EGKK"))
+    );
+    assert_eq!(
+        (second.departure.as_deref(), second.arrival.as_deref()),
+        (Some("EGKK"), None)
+    );
+    // Moving: all but the parked minute at each end (and the leg joins).
+    let m = first.moving_s.unwrap();
+    assert!((1080..=1140).contains(&m), "{m}");
+    assert_eq!(first.aircraft_name.as_deref(), Some("Cessna 172P Skyhawk"));
+    assert_eq!(first.aircraft_class.as_deref(), Some("single_prop"));
+    assert_eq!(store.flight(first.id).await.unwrap().as_ref(), Some(first));
+    assert_eq!(
+        store.callsign_flights("LOG1", 1).await.unwrap()[0].id,
+        second.id
+    );
+    let t = store.callsign("LOG1", t0 + 10_000, 20, 20).await.unwrap();
+    assert_eq!(
+        t.airports,
+        [("EGKK".to_string(), 1, 1), ("EGLL".to_string(), 1, 0)]
+    );
+    let t = store.callsign("LOG1", t0 + 10_000, 20, 1).await.unwrap();
+    assert_eq!(t.airports.len(), 1);
+    // Leaderboards: LOG1 has the hours, LOG2 as many flights; a period counts the
+    // flights that started in it.
+    let now = t0 + 10_000;
+    let by_hours = store.leaderboard(None, Rank::Hours, 10, now).await.unwrap();
+    // (The other cases' flights share the database: only these callsigns'.)
+    let names = |v: &[flightlog::store::Leader]| {
+        v.iter()
+            .filter(|l| l.callsign.starts_with("LOG"))
+            .map(|l| (l.callsign.clone(), l.flights, l.secs))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(&by_hours),
+        [
+            ("LOG1".to_string(), 2, 1250 + 620),
+            ("LOG2".to_string(), 2, 180)
+        ]
+    );
+    let since = store
+        .leaderboard(Some(t0 + 1000), Rank::Flights, 10, now)
+        .await
+        .unwrap();
+    assert_eq!(
+        names(&since),
+        [("LOG2".to_string(), 2, 180), ("LOG1".to_string(), 1, 620)]
+    );
+    assert_eq!(
+        store
+            .leaderboard(Some(t0), Rank::Flights, 1, now)
+            .await
+            .unwrap()[0]
+            .callsign,
+        "LOG1",
+        "as many flights, more hours"
+    );
+    assert!(store
+        .leaderboard(Some(now), Rank::Hours, 10, now)
+        .await
+        .unwrap()
+        .is_empty());
+    if store.backend() == Backend::Sqlite {
+        for rank in [Rank::Hours, Rank::Flights] {
+            let plan = store.leaderboard_plan(rank).await.unwrap().join("; ");
+            assert!(
+                plan.contains("USING COVERING INDEX flights_by_start_callsign (start_time>?)"),
+                "{plan}"
+            );
+        }
+    }
+    store.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_of_before_the_logbook_opens_with_its_flights_unknown() {
+    // A file written by the migrations before 0004, with a flight in it, is migrated
+    // in place: its flights keep every value and get NULL (unknown) logbook columns.
+    use sqlx::Row;
+    let dir = tmp("old");
+    let url = format!("sqlite:{}?mode=rwc", dir.join("old.sqlite").display());
+    let old = dir.join("migrations");
+    std::fs::create_dir_all(&old).unwrap();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    for f in [
+        "0001_flight_log.sql",
+        "0002_flight_ids.sql",
+        "0003_callsign_pages.sql",
+    ] {
+        std::fs::copy(src.join(f), old.join(f)).unwrap();
+    }
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    sqlx::migrate::Migrator::new(old.as_path())
+        .await
+        .unwrap()
+        .run(&pool)
+        .await
+        .unwrap();
+    sqlx::query("INSERT INTO flights (id, callsign, model, relay, start_time, end_time, distance_nm, samples) VALUES (1, 'OLD1', 'c172p', 'lobby', 100, 200, 1.5, 3)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let n: i64 = sqlx::query("SELECT COUNT(*) AS n FROM _sqlx_migrations")
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+        .try_get("n")
+        .unwrap();
+    assert_eq!(n, 3);
+    pool.close().await;
+    let store = Store::open(&url).await.unwrap();
+    let f = store.flight(1).await.unwrap().unwrap();
+    assert_eq!(
+        (f.callsign.as_str(), f.end, f.distance_nm),
+        ("OLD1", Some(200), 1.5)
+    );
+    assert_eq!(
+        (f.moving_s, f.departure, f.arrival, f.aircraft_name),
+        (None, None, None, None)
+    );
+    assert_eq!(
+        store.callsign("OLD1", 300, 10, 10).await.unwrap().airports,
+        []
+    );
+    assert_eq!(
+        store.leaderboard(None, Rank::Hours, 10, 300).await.unwrap()[0].secs,
+        100
+    );
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&dir);
 }

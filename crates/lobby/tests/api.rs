@@ -182,6 +182,13 @@ fn the_openapi_document_names_every_path_and_field() {
         "/api/dns",
         "/healthz",
         "/readyz",
+        "/api/flights",
+        "/api/flights/{id}",
+        "/api/flights/{id}/gpx",
+        "/api/flights/{id}/kml",
+        "/api/callsigns/{callsign}",
+        "/api/callsigns/{callsign}/csv",
+        "/api/leaderboards",
     ] {
         assert!(paths.iter().any(|x| *x == p), "{p} missing from {paths:?}");
     }
@@ -217,6 +224,35 @@ fn the_openapi_document_names_every_path_and_field() {
     assert_eq!(schema_fields("ChatBody"), served(&chat));
     let (_, atc) = json(http, "/api/atc");
     assert_eq!(schema_fields("AtcBody"), served(&atc));
+    // The flight log's (served where a flight log runs: tests/tracker_link.rs reads
+    // them back); the logbook's fields are documented.
+    let flight = schema_fields("FlightEntry");
+    for f in [
+        "aircraft_name",
+        "aircraft_class",
+        "moving_s",
+        "departure",
+        "arrival",
+    ] {
+        assert!(flight.iter().any(|x| x == f), "{f} in {flight:?}");
+    }
+    assert_eq!(
+        schema_fields("LeaderboardBody"),
+        ["by", "generated_at", "leaders", "period", "since"]
+    );
+    assert_eq!(
+        schema_fields("Leader"),
+        ["callsign", "distance_nm", "flights", "hours", "rank"]
+    );
+    assert_eq!(
+        schema_fields("AirportTotals"),
+        ["arrivals", "departures", "ident", "name"]
+    );
+    assert!(schema_fields("CallsignBody")
+        .iter()
+        .any(|x| x == "airports"));
+    let gpx = &doc["paths"]["/api/flights/{id}/gpx"]["get"]["responses"]["200"]["content"];
+    assert!(gpx.get("application/gpx+xml").is_some(), "{gpx}");
 }
 
 /// `/api/servers` entries of `http`, by address.

@@ -124,6 +124,10 @@ fn every_case(db: &str, tag: &str) {
                 (p["alt_ft"].as_f64().unwrap() - 3280.8).abs() < 1.0,
                 "1000 m: {f}"
             );
+            // Still, but 3,100 ft above Keflavik (171 ft): at no airport, never moving.
+            assert!(f["departure"].is_null() && f["arrival"].is_null(), "{f}");
+            assert_eq!(f["moving_s"], 0, "{f}");
+            assert_eq!(f["aircraft_name"], "Cessna 172P Skyhawk", "{f}");
             (
                 f["callsign"].as_str().unwrap().to_string(),
                 f["relay"].as_str().unwrap().to_string(),

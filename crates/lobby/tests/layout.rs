@@ -18,8 +18,13 @@ const MAX_FILE_LINES: usize = 700;
 /// hence 9,400; issue 20's first fixes (the tracker's accept check, the streams'
 /// caps, the prober's local errors) 9,500; the flight log's (its API's bounded
 /// parameters, its counters, the feed's and the writer's shares, whose logic is
-/// `flightlog`'s) 9,600. Raise it only for wiring.
-const MAX_CRATE_LINES: usize = 9_500;
+/// `flightlog`'s) 9,600, then 9,500 once `lobby admin` became `adminctl`; issue 21's
+/// wiring (the airport and logbook routes and downloads, whose bodies are `api`'s,
+/// the chat counters, and DNS over UDP's budget handler, a `hickory_server`
+/// `RequestHandler` around the catalog) 9,700. Next to move out: the DNS serving
+/// (`services/dns`: budget, TCP, push, about 1,300 lines) into a crate of its own.
+/// Raise it only for wiring.
+const MAX_CRATE_LINES: usize = 9_700;
 
 /// A module of the crate: `http::admin::auth` for `src/http/admin/auth.rs`, `http` for
 /// `src/http/mod.rs`, the empty path for `lib.rs`.

@@ -331,3 +331,239 @@ fn a_pilot_flipping_its_model_cannot_push_the_others_out_of_the_tracker_queue() 
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A GET's status, head (lower-cased) and body.
+fn get_with_head(addr: SocketAddr, path: &str) -> (u16, String, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    let code = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (code, head.to_lowercase(), body.to_string())
+}
+
+fn json_of(addr: SocketAddr, path: &str) -> (u16, serde_json::Value) {
+    let (code, body) = http_get(addr, path);
+    (code, serde_json::from_str(&body).unwrap())
+}
+
+/// Runs `xmllint --noout` over `text` when xmllint is installed (`scripts/ci-deps`
+/// installs it): well-formed, or the test fails with its complaint. A GPX file is
+/// also validated against the GPX 1.1 schema when `GPX_XSD` names a copy of it
+/// (`gpx.xsd`; not in this repository).
+fn xmllint_if_there(text: &str, name: &str) {
+    let file = std::env::temp_dir().join(format!("lobby-{}-{name}", std::process::id()));
+    std::fs::write(&file, text).unwrap();
+    let mut cmd = std::process::Command::new("xmllint");
+    cmd.arg("--noout");
+    if let (Ok(xsd), true) = (std::env::var("GPX_XSD"), name.ends_with(".gpx")) {
+        cmd.args(["--schema", &xsd]);
+    }
+    match cmd.arg(&file).output() {
+        Ok(o) => assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        ),
+        Err(e) => eprintln!("xmllint not run ({e}): scripts/ci-deps installs it"),
+    }
+    let _ = std::fs::remove_file(file);
+}
+
+#[test]
+fn an_fgms_relays_flight_gets_its_airports_moving_time_and_exports() {
+    // Issue 21, section 3: a relay reports through the tracker (as fgms does) a pilot
+    // parked at Heathrow, who taxies, flies to Gatwick, lands and parks: the flight
+    // log gives it its departure, arrival, moving time and aircraft name, and serves
+    // it as GPX, KML, CSV and in the leaderboards.
+    let dir = std::env::temp_dir().join(format!("lobby-logbook-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("tracker.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[tracker]\nlisten = [\"127.0.0.1:0\"]\n[[tracker.relay]]\nname = \"edge\"\naddress = \"127.0.0.1\"\n\
+             [history]\ndatabase_url = \"sqlite:{}\"\n",
+            dir.join("t.sqlite").display()
+        ),
+    )
+    .unwrap();
+    let t = Lobby::start(
+        &[
+            "tracker",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    let mut s = std::net::TcpStream::connect(tracker).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0")
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"IDENTIFIED edge\0");
+    // Every 10 s: parked 1 minute at an EGLL stand (90 ft), 20 minutes to Gatwick's
+    // (205 ft) through 4,000 ft, parked 1 minute; fgms's lines, as it sends them.
+    let (egll, cruise, egkk) = (
+        (51.4710, -0.4545, 90.0),
+        (51.30, -0.30, 4000.0),
+        (51.1565, -0.1616, 205.0),
+    );
+    let mut fixes = vec![];
+    for (n, a, b) in [
+        (6, egll, egll),
+        (60, egll, cruise),
+        (54, cruise, egkk),
+        (6, egkk, egkk),
+    ] {
+        for i in 0..n {
+            let k = f64::from(i) / f64::from(n - 1);
+            let at = |x: f64, y: f64| x + (y - x) * k;
+            fixes.push((at(a.0, b.0), at(a.1, b.1), at(a.2, b.2)));
+        }
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let t0 = now - 10 * fixes.len() as i64 - 60;
+    let fmt = tracker::message::format_time;
+    let mut msg = format!("CONNECT LOGBK1 test c172p {}", fmt(t0));
+    for (i, (lat, lon, alt)) in fixes.iter().enumerate() {
+        msg.push_str(&format!(
+            "\nPOSITION LOGBK1 test {lat:.6} {lon:.6} {alt:.1} 90 0 0 {}",
+            fmt(t0 + 10 * i as i64)
+        ));
+    }
+    let end = t0 + 10 * (fixes.len() as i64 - 1);
+    msg.push_str(&format!("\nDISCONNECT LOGBK1 test c172p {}\0", fmt(end)));
+    s.write_all(msg.as_bytes()).unwrap();
+    let n = s.read(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"OK\0");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let f = loop {
+        let (_, v) = json_of(http, "/api/flights?callsign=LOGBK1");
+        if v["flights"][0]["end"].is_i64() {
+            break v["flights"][0].clone();
+        }
+        assert!(Instant::now() < deadline, "never ended: {v}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(f["departure"], "EGLL", "{f}");
+    assert_eq!(f["arrival"], "EGKK", "{f}");
+    assert_eq!(f["aircraft_name"], "Cessna 172P Skyhawk", "{f}");
+    assert_eq!(f["aircraft_class"], "single_prop", "{f}");
+    let moving = f["moving_s"].as_i64().unwrap();
+    assert!((1080..=1140).contains(&moving), "parked 2 minutes: {f}");
+    let id = f["id"].as_i64().unwrap();
+    let (_, one) = json_of(http, &format!("/api/flights/{id}"));
+    assert_eq!(one["flight"], f);
+    // The callsign's airports, the leaderboards.
+    let (_, cs) = json_of(http, "/api/callsigns/LOGBK1");
+    assert_eq!(
+        cs["airports"],
+        serde_json::json!([
+            {"ident": "EGKK", "name": "London Gatwick Airport", "departures": 0, "arrivals": 1},
+            {"ident": "EGLL", "name": "London Heathrow Airport", "departures": 1, "arrivals": 0}
+        ])
+    );
+    assert_eq!(cs["aircraft"][0]["aircraft_name"], "Cessna 172P Skyhawk");
+    for q in ["", "?period=30d&by=flights", "?period=all&limit=1"] {
+        let (code, lb) = json_of(http, &format!("/api/leaderboards{q}"));
+        assert_eq!(code, 200, "{q}: {lb}");
+        assert_eq!(lb["leaders"].as_array().unwrap().len(), 1, "{q}: {lb}");
+        let l = &lb["leaders"][0];
+        assert_eq!(
+            (
+                l["rank"].as_i64(),
+                l["callsign"].as_str(),
+                l["flights"].as_i64()
+            ),
+            (Some(1), Some("LOGBK1"), Some(1))
+        );
+        assert!(
+            (l["hours"].as_f64().unwrap() - (end - t0) as f64 / 3600.0).abs() < 0.01,
+            "{lb}"
+        );
+    }
+    for (q, name) in [
+        ("period=1y", "period"),
+        ("by=miles", "by"),
+        ("limit=101", "limit"),
+        ("x=1", "x"),
+    ] {
+        let (code, e) = json_of(http, &format!("/api/leaderboards?{q}"));
+        assert_eq!(code, 400, "{q}");
+        assert!(e["error"].as_str().unwrap().contains(name), "{q}: {e}");
+    }
+    // GPX: the headers, its trkpts one per position, well-formed (xmllint).
+    let (code, head, gpx) = get_with_head(http, &format!("/api/flights/{id}/gpx"));
+    assert_eq!(code, 200, "{gpx}");
+    assert!(head.contains("content-type: application/gpx+xml"), "{head}");
+    assert!(
+        head.contains(&format!(
+            "content-disposition: attachment; filename=\"logbk1-{id}.gpx\""
+        )),
+        "{head}"
+    );
+    assert!(gpx.contains(
+        r#"<gpx version="1.1" creator="lobby" xmlns="http://www.topografix.com/GPX/1/1">"#
+    ));
+    assert_eq!(gpx.matches("<trkpt ").count(), fixes.len());
+    assert_eq!(gpx.matches("<wpt ").count(), 2);
+    assert!(gpx.contains("<name>LOGBK1 (Cessna 172P Skyhawk)</name>"));
+    xmllint_if_there(&gpx, "flight.gpx");
+    // KML: a LineString at absolute altitudes, a point per airport.
+    let (code, head, kml) = get_with_head(http, &format!("/api/flights/{id}/kml"));
+    assert_eq!(code, 200, "{kml}");
+    assert!(
+        head.contains("content-type: application/vnd.google-earth.kml+xml"),
+        "{head}"
+    );
+    assert!(kml.contains("<altitudeMode>absolute</altitudeMode>"));
+    assert!(
+        kml.contains("<name>Departure: EGLL</name>") && kml.contains("<name>Arrival: EGKK</name>")
+    );
+    xmllint_if_there(&kml, "flight.kml");
+    // CSV: a header and the flight.
+    let (code, head, csv) = get_with_head(http, "/api/callsigns/LOGBK1/csv");
+    assert_eq!(code, 200, "{csv}");
+    assert!(head.contains("content-type: text/csv"), "{head}");
+    assert!(head.contains("filename=\"logbk1-flights.csv\""), "{head}");
+    let rows: Vec<&str> = csv.split("\r\n").collect();
+    assert_eq!(rows.len(), 3, "{csv:?}");
+    assert!(
+        rows[0].starts_with("id,callsign,model,aircraft_name"),
+        "{csv}"
+    );
+    assert!(
+        rows[1].starts_with(&format!(
+            "{id},LOGBK1,c172p,Cessna 172P Skyhawk,single_prop,edge,EGLL,EGKK,"
+        )),
+        "{csv}"
+    );
+    assert_eq!(rows[2], "");
+    // Errors: no such flight, a bad id, a parameter where there is none.
+    assert_eq!(get_with_head(http, "/api/flights/999999/gpx").0, 404);
+    assert_eq!(get_with_head(http, "/api/flights/x/kml").0, 400);
+    assert_eq!(
+        get_with_head(http, &format!("/api/flights/{id}/gpx?points=5")).0,
+        400
+    );
+    let (code, _, e) = get_with_head(http, "/api/callsigns/LOGBK1/csv?limit=5");
+    assert_eq!(code, 400);
+    assert!(e.contains("(this path takes none)"), "{e}");
+    t.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
