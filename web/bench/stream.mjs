@@ -73,7 +73,8 @@ try {
   const secs = (Date.now() - t0) / 1000;
   const panelMs = [];
   // The open panel's refresh, sampled over a few updates (the page keeps only the last).
-  for (let i = 0; i < 5 && typeof (await page.evaluate(() => window.lobby.lastPanelMs)) === 'number'; i++) {
+  // Only with a panel open; these updates come after the window (they are in the figures).
+  for (let i = 0; i < 5 && (await page.evaluate(() => Boolean(window.lobby.panels?.().panel))); i++) {
     const n = await page.evaluate(() => window.lobby.streamEvents);
     await page.waitForFunction((m) => window.lobby.streamEvents > m, n, { timeout: 10000 }).catch(() => {});
     panelMs.push(await page.evaluate(() => window.lobby.lastPanelMs));

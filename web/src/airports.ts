@@ -13,7 +13,7 @@ interface Answer { airports: Airport[]; truncated: boolean }
 const MEDIUM_K = 6;
 const SMALL_K = 48;
 const LABEL_K = 3;
-/** Tiles asked at most at once for one view; a view wider than that shows the level above. */
+/** Tiles asked at most at once for one view; a view wider than that shows the coarser level. */
 const MAX_TILES = 24;
 
 let world: Airport[] | null = null;
@@ -66,11 +66,13 @@ export function airportsWanted(k: number, boxes: number[][]) {
   timer = window.setTimeout(load, 200);
 }
 
+/** The tiles of the view: its zoom's level, or the coarser one when that needs too many. */
 function visibleKeys(): string[] {
-  const l = levelFor(want.k);
-  if (!l) return [];
-  const keys = want.boxes.flatMap((b) => tileKeys(l, b));
-  return keys.length > MAX_TILES ? [] : keys;
+  for (let l = levelFor(want.k); l; l = l.name === 'small' ? { name: 'medium', size: 10 } : null) {
+    const keys = want.boxes.flatMap((b) => tileKeys(l!, b));
+    if (keys.length <= MAX_TILES) return keys;
+  }
+  return [];
 }
 
 function load() {
@@ -94,13 +96,33 @@ export function drawAirports(ctx: CanvasRenderingContext2D, dpr: number, k: numb
   if (!lists.length) return;
   const seen = new Set<string>();
   const labels = k >= LABEL_K;
-  // Occupied label cells (a coarse grid), so labels do not overlap.
-  const taken = new Set<number>();
-  const CW = 34, CH = 14;
+  // Labels drawn so far, by 40-pixel grid cell, so a new one that would overlap is skipped.
+  const placed = new Map<number, number[][]>();
+  const G = 40;
+  const free = (x0: number, y0: number, x1: number, y1: number) => {
+    for (let gy = Math.floor(y0 / G); gy <= Math.floor(y1 / G); gy++) {
+      for (let gx = Math.floor(x0 / G); gx <= Math.floor(x1 / G); gx++) {
+        for (const b of placed.get(gy * 4096 + gx) ?? []) if (x0 < b[2] && b[0] < x1 && y0 < b[3] && b[1] < y1) return false;
+      }
+    }
+    return true;
+  };
+  const take = (box: number[]) => {
+    for (let gy = Math.floor(box[1] / G); gy <= Math.floor(box[3] / G); gy++) {
+      for (let gx = Math.floor(box[0] / G); gx <= Math.floor(box[2] / G); gx++) {
+        const k = gy * 4096 + gx;
+        const l = placed.get(k);
+        if (l) l.push(box); else placed.set(k, [box]);
+      }
+    }
+  };
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
   ctx.textBaseline = 'middle';
   ctx.lineWidth = 1.2;
+  // Smaller and fainter when the whole world shows, so the pilots stand out.
+  const zs = Math.min(1, 0.35 + k / 6);
+  ctx.globalAlpha = k < LABEL_K ? 0.5 : 1;
   // One path per kind (a fill and a stroke each), then the labels.
   const dots = { large: new Path2D(), medium: new Path2D(), small: new Path2D() };
   const text: [string, number, number, string][] = [];
@@ -111,15 +133,15 @@ export function drawAirports(ctx: CanvasRenderingContext2D, dpr: number, k: numb
       const [x, y] = at(a.lon, a.lat);
       if (!(x >= -20 && y >= -20 && x <= width + 20 && y <= height + 20)) continue;
       const kind = a.kind === 'large' ? 'large' : a.kind === 'medium' ? 'medium' : 'small';
-      const r = kind === 'large' ? 3.5 : kind === 'medium' ? 2.6 : 1.8;
+      const r = (kind === 'large' ? 3.5 : kind === 'medium' ? 2.6 : 1.8) * zs;
       dots[kind].moveTo(x + r, y);
       dots[kind].arc(x, y, r, 0, 2 * Math.PI);
       let label = false;
       if (labels) {
-        const cx = Math.floor((x + 6) / CW), cy = Math.floor(y / CH);
-        const cells = [cy * 4096 + cx, cy * 4096 + cx + 1];
-        if (!cells.some((c) => taken.has(c))) {
-          for (const c of cells) taken.add(c);
+        // About 6.6 pixels a character in the 11-pixel font; the marker's box too.
+        const box = [x - r - 1, y - 7, x + r + 4 + 6.6 * a.ident.length, y + 7];
+        if (free(box[0], box[1], box[2], box[3])) {
+          take(box);
           text.push([a.ident, x + r + 3, y, kind]);
           label = true;
         }
@@ -135,6 +157,7 @@ export function drawAirports(ctx: CanvasRenderingContext2D, dpr: number, k: numb
     ctx.strokeStyle = stroke[kind];
     ctx.stroke(dots[kind]);
   }
+  ctx.globalAlpha = 1;
   for (const [ident, x, y, kind] of text) {
     ctx.fillStyle = fill[kind as keyof typeof fill];
     ctx.fillText(ident, x, y);
