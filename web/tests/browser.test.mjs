@@ -771,6 +771,12 @@ test('the map: symbols by class, clusters, airports, the pilot list, follow, cha
   assert.equal(await page.inputValue('#chat-freq'), '118.300');
   await until('the tower\'s line after the reload (from /api/chat)', async () => (await towerLines()) === 1);
   await until('WEB738\'s details after the reload', async () => /Boeing 737-800/.test(await page.locator('#details').innerText()));
+  // A click on a chat line selects its sender: the tower's details hold the line.
+  await page.locator('#chat-lines li[data-callsign="BIKF_TW"]').click();
+  await until('the tower\'s details with its chat line', async () => {
+    const t = await page.locator('#details-body').innerText();
+    return /^BIKF_TW\n/.test(t) && /class\s*ATC station/.test(t) && /Chat \(1\)/.test(t) && t.includes(TOWER_LINE);
+  });
   assert.deepEqual(problems, []);
   await w.close();
 
