@@ -10,6 +10,6 @@ page.on('pageerror', (e) => console.log('pageerror', e.message));
 await page.goto(base + hash);
 await page.waitForFunction(() => window.lobby.snapshots > 0);
 await page.waitForTimeout(2500);
-console.log(JSON.stringify(await page.evaluate(() => ({ view: window.lobby.mapView(), clusters: window.lobby.clusters().length, airports: window.lobby.airports().length, panels: window.lobby.panels(), hash: location.hash, split: window.lobby.lastSplitMs, panelMs: window.lobby.lastPanelMs }))));
+console.log(JSON.stringify(await page.evaluate(() => ({ view: window.lobby.mapView(), clusters: window.lobby.clusters().length, airports: window.lobby.airports().length, panels: window.lobby.panels(), hash: location.hash, split: window.lobby.lastSplitMs, panelMs: window.lobby.lastPanelMs, baseMs: window.lobby.lastBaseMs, fine: window.lobby.fineLand }))));
 await page.screenshot({ path: `/tmp/shots/try-${w}.png` });
 await b.close();

@@ -74,6 +74,12 @@ let octx: CanvasRenderingContext2D;
 let width = 0, height = 0, dpr = 1;
 const projection = geoNaturalEarth1();
 let land: unknown = null;
+/** Natural Earth 1:50m land, read once the map is zoomed in to FINE_K (null until then). */
+let land50: unknown = null;
+let land50Asked = false;
+let land50Path: Path2D | null = null;
+const FINE_K = 6;
+let baseMs = 0;
 let landPath: Path2D | null = null, spherePath: Path2D | null = null, gratPath: Path2D | null = null;
 let t = zoomIdentity;
 const zoomer = zoom<HTMLCanvasElement, unknown>().scaleExtent([1, MAX_K]);
@@ -305,6 +311,7 @@ function buildPaths() {
   spherePath = new Path2D(path({ type: 'Sphere' } as never) ?? '');
   gratPath = new Path2D(path(geoGraticule10()) ?? '');
   landPath = land ? new Path2D(path(land as never) ?? '') : null;
+  land50Path = land50 ? new Path2D(path(land50 as never) ?? '') : null;
   baseDirty = true;
 }
 
@@ -350,6 +357,7 @@ function centre(): [number, number] | null {
 
 function drawBase() {
   if (!ctx || width === 0) return;
+  const t0 = performance.now();
   const k = t.k;
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   ctx.fillStyle = '#0f1720';
@@ -357,13 +365,23 @@ function drawBase() {
   ctx.setTransform(dpr * k, 0, 0, dpr * k, dpr * t.x, dpr * t.y);
   if (spherePath) { ctx.fillStyle = '#0d2436'; ctx.fill(spherePath); }
   if (gratPath) { ctx.strokeStyle = 'rgba(143,160,178,0.13)'; ctx.lineWidth = 0.6 / k; ctx.stroke(gratPath); }
-  if (landPath) {
-    ctx.fillStyle = '#24384a'; ctx.fill(landPath);
-    ctx.strokeStyle = '#3b5369'; ctx.lineWidth = 0.7 / k; ctx.stroke(landPath);
+  const lp = k >= FINE_K && land50Path ? land50Path : landPath;
+  if (lp) {
+    ctx.fillStyle = '#24384a'; ctx.fill(lp);
+    ctx.strokeStyle = '#3b5369'; ctx.lineWidth = 0.7 / k; ctx.stroke(lp);
+  }
+  if (k >= FINE_K && !land50Asked) {
+    land50Asked = true;
+    void fetch('/land-50m.json').then((r) => r.json()).then((topo) => {
+      land50 = feature(topo, topo.objects.land);
+      buildPaths();
+      scheduleDraw();
+    }).catch(() => { land50Asked = false; });
   }
   drawAirports(ctx, dpr, k, (lon, lat) => { const p = project(lon, lat); return [t.x + k * p[0], t.y + k * p[1]]; }, width, height);
   ctx.setTransform(1, 0, 0, 1, 0, 0);
   baseDirty = false;
+  baseMs = performance.now() - t0;
 }
 
 /** A 1-pixel line into the buffer (Bresenham), clipped to it. */
@@ -983,6 +1001,9 @@ export const mapHooks = {
   get splitMs() { return splits.slice(); },
   /** The open panel's refresh after the last update (not in applyMs). */
   get lastPanelMs() { return panelMs; },
+  /** The last redraw of the base canvas (land, airports), and whether the 1:50m land is in. */
+  get lastBaseMs() { return baseMs; },
+  get fineLand() { return land50Path !== null; },
   get applyMs() { return applyMs.slice(); },
   get streamChars() { return streamChars; },
   get streamEvents() { return streamEvents; },

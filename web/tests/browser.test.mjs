@@ -157,7 +157,7 @@ test('the page and its files load with no console error and no failed request', 
   await page.waitForSelector('#dns table');
   await page.click('#tab-map');
   await page.waitForTimeout(1500); // a couple of stream updates and refreshes
-  for (const f of ['land.json', 'licenses.txt', 'app.css', 'app.js']) {
+  for (const f of ['land.json', 'land-50m.json', 'licenses.txt', 'app.css', 'app.js']) {
     const r = await page.request.get(base + f);
     assert.equal(r.status(), 200, f);
   }
