@@ -72,12 +72,16 @@ function renderPilots() {
   const sel = mapApi.selected;
   const top = rows.slice(0, MAX_ROWS);
   shownPilots = top.map((r) => r[0].callsign);
-  $('pilot-list').querySelector('tbody')!.replaceChildren(...top.map(([p, , d]) => h('tr', { 'data-callsign': p.callsign, 'aria-selected': p.callsign === sel ? 'true' : null, tabindex: 0 },
+  // The rows are made again at each update: keep the keyboard on the row it was on.
+  const tbody = $('pilot-list').querySelector('tbody')!;
+  const focused = tbody.contains(document.activeElement) ? document.activeElement?.getAttribute('data-callsign') : null;
+  tbody.replaceChildren(...top.map(([p, , d]) => h('tr', { 'data-callsign': p.callsign, 'aria-selected': p.callsign === sel ? 'true' : null, tabindex: 0 },
     h('td', { class: 'cs' }, p.callsign),
     h('td', { class: `ac cls-${mapApi.className(p)}`, title: LABELS[mapApi.className(p)] }, p.info.aircraft_name || p.aircraft || '–'),
     h('td', { class: 'num' }, int(p.alt_ft)),
     h('td', { class: 'num' }, int(p.ground_speed_kt)),
     h('td', { class: 'num' }, isFinite(d) ? int(d) : '–'))));
+  if (focused) tbody.querySelector<HTMLElement>(`tr[data-callsign="${CSS.escape(focused)}"]`)?.focus({ preventScroll: true });
   $('pilot-list-more').textContent = rows.length > MAX_ROWS ? `${int(MAX_ROWS)} of ${int(rows.length)} shown: filter or sort to find others` : '';
 }
 

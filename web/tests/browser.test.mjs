@@ -694,7 +694,12 @@ test('the map: symbols by class, clusters, airports, the pilot list, follow, cha
   assert.equal(listed[0], 'WEBF16', 'the F-16 flies highest');
   await page.click('#pilot-list th[data-sort="dist"] button');
   assert.equal((await page.evaluate(() => window.lobby.panels())).pilots[0], 'BIKF_TW', 'the tower is nearest the centre');
-  await page.click('#pilot-list tr[data-callsign="WEB738"]');
+  // By keyboard: a row keeps the focus while the list is made again at each update; Enter selects.
+  await page.focus('#pilot-list tr[data-callsign="WEB738"]');
+  const ev0 = await page.evaluate(() => window.lobby.streamEvents);
+  await until('two more stream events', async () => (await page.evaluate(() => window.lobby.streamEvents)) >= ev0 + 2);
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-callsign')), 'WEB738');
+  await page.keyboard.press('Enter');
   await until('WEB738\'s details', async () => /frequency\s*118\.3 MHz/.test(await page.locator('#details').innerText()));
   const d = await page.locator('#details').innerText();
   assert.match(d, /aircraft\s*Boeing 737-800/);
