@@ -229,6 +229,8 @@ function applyUpdate(u: Update) {
       p.info = { ...p.info, ...c, chat: p.info.chat, rate_hz: p.info.rate_hz, lag_s: p.info.lag_s };
       p.cls = classIndex(p.info.class);
       p.key = keyOf(p.info);
+      const shown = matches(p);
+      if (shown !== p.shown) { shownCount += shown ? 1 : -1; p.shown = shown; }
     }
   }
   gridDirty = true;
