@@ -1,5 +1,5 @@
 // Builds the page into crates/lobby/web/, which `cargo build` embeds (so a plain
-// cargo build needs no Node): index.html, app.js, app.css, land.json, licenses.txt,
+// cargo build needs no Node): index.html, app.js, app.css, land.json, land-50m.json, licenses.txt,
 // and a .gz copy of each.
 // Run with `npm run build` after `npm ci`; the output is committed.
 
@@ -36,6 +36,9 @@ writeFileSync(join(out, 'index.html'), readFileSync(join(here, 'src', 'index.htm
 // The world: Natural Earth 1:110m land (public domain), as world-atlas ships it.
 const land = JSON.parse(readFileSync(join(here, 'node_modules', 'world-atlas', 'land-110m.json'), 'utf8'));
 writeFileSync(join(out, 'land.json'), JSON.stringify(land));
+// And 1:50m, which the map reads only when zoomed in (coasts near an airport).
+const land50 = JSON.parse(readFileSync(join(here, 'node_modules', 'world-atlas', 'land-50m.json'), 'utf8'));
+writeFileSync(join(out, 'land-50m.json'), JSON.stringify(land50));
 
 // Licences of every npm package whose code or data is in the output.
 const pkgs = new Set(['world-atlas']);
@@ -45,7 +48,8 @@ for (const input of Object.keys(js.metafile.inputs)) {
 }
 let text = 'Third-party software in lobby\'s web page (crates/lobby/web/), built from web/ by\n' +
   'web/build.mjs. Each package came from the npm registry at the version named.\n' +
-  'land.json is Natural Earth\'s 1:110m land (public domain), as world-atlas converts it.\n';
+  'land.json and land-50m.json are Natural Earth\'s 1:110m and 1:50m land (public domain),\n' +
+  'as world-atlas converts them.\n';
 for (const name of [...pkgs].sort()) {
   const dir = join(here, 'node_modules', name);
   const pj = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
@@ -58,7 +62,7 @@ writeFileSync(join(out, 'licenses.txt'), text);
 
 // A gzip copy of each file, served to clients that ask for it (the binary embeds
 // both, so it compresses nothing at run time; gzip's header holds no time here).
-for (const f of ['index.html', 'app.js', 'app.css', 'land.json', 'licenses.txt']) {
+for (const f of ['index.html', 'app.js', 'app.css', 'land.json', 'land-50m.json', 'licenses.txt']) {
   writeFileSync(join(out, `${f}.gz`), gzipSync(readFileSync(join(out, f)), { level: 9 }));
 }
 

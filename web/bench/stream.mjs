@@ -7,6 +7,10 @@
 //       the real relay, fed by `lobby load fg --pilots N --layout world --move KT`
 //   node bench/stream.mjs --mock [--pilots 10000] [--seconds 30]
 //       dev/mock.mjs instead (synthetic pilots, every one moving every second)
+//   --view 'map?panel=pilots&c=64,-22&z=40'   open the page at this view (default: `map`,
+//       the whole world, clustered); it also prints the count bubbles and pilots drawn
+//       one by one in the last frame, and the open panel's own refresh time (after the
+//       update is applied and drawn, not counted in the apply time).
 
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +24,8 @@ const MOCK = args.includes('--mock');
 const N = Number(opt('pilots', 10000));
 const SECONDS = Number(opt('seconds', 30));
 const HZ = opt('hz', '1');
-const MOVE = opt('move', '300'); // knots: every pilot moves, so every update carries them all
+const MOVE = opt('move', '300');
+const VIEW = opt('view', 'map'); // knots: every pilot moves, so every update carries them all
 const BIN = process.env.LOBBY_BIN;
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -58,7 +63,7 @@ try {
   let streamId = null, bytes = 0, counting = false;
   cdp.on('Network.requestWillBeSent', (e) => { if (e.request.url.endsWith('/api/pilots/stream')) streamId = e.requestId; });
   cdp.on('Network.dataReceived', (e) => { if (counting && e.requestId === streamId) bytes += e.encodedDataLength || e.dataLength; });
-  await page.goto(base + '#map');
+  await page.goto(`${base}#${VIEW}`);
   await page.waitForFunction(() => window.lobby.snapshots > 0, null, { timeout: 60000 });
   const before = await page.evaluate(() => ({ n: window.lobby.applyMs.length, chars: window.lobby.streamChars, online: window.lobby.counts().online }));
   counting = true;
@@ -66,7 +71,16 @@ try {
   await page.waitForTimeout(SECONDS * 1000);
   counting = false;
   const secs = (Date.now() - t0) / 1000;
-  const after = await page.evaluate(() => ({ ms: window.lobby.applyMs, chars: window.lobby.streamChars, counts: window.lobby.counts(), split: window.lobby.lastSplitMs, events: window.lobby.streamEvents }));
+  const panelMs = [];
+  // The open panel's refresh, sampled over a few updates (the page keeps only the last).
+  // Only with a panel open; these updates come after the window (they are in the figures).
+  for (let i = 0; i < 5 && (await page.evaluate(() => Boolean(window.lobby.panels?.().panel))); i++) {
+    const n = await page.evaluate(() => window.lobby.streamEvents);
+    await page.waitForFunction((m) => window.lobby.streamEvents > m, n, { timeout: 10000 }).catch(() => {});
+    panelMs.push(await page.evaluate(() => window.lobby.lastPanelMs));
+  }
+  const after = await page.evaluate(() => ({ ms: window.lobby.applyMs, chars: window.lobby.streamChars, counts: window.lobby.counts(), split: window.lobby.lastSplitMs, events: window.lobby.streamEvents,
+    splits: window.lobby.splitMs ?? null, clusters: window.lobby.clusters?.() ?? null, panel: window.lobby.panels?.().panel ?? null }));
   await browser.close();
   // applyMs keeps the last 600 (10 minutes): the window's are those after `before.n`
   // (which counted the snapshot).
@@ -75,8 +89,14 @@ try {
   console.log(`pilots online: ${after.counts.online} (at connect ${before.online}), shown ${after.counts.shown}`);
   console.log(`window: ${f1(secs)} s, ${updates.length} updates applied`);
   if (updates.length) console.log(`apply one update (parse + state + redraw): median ${f1(q(updates, 0.5))} ms, p95 ${f1(q(updates, 0.95))} ms, max ${f1(Math.max(...updates))} ms; last split ${JSON.stringify(Object.fromEntries(Object.entries(after.split).map(([k, v]) => [k, Number(v.toFixed(1))])))}`);
+  if (after.splits && updates.length) {
+    const sp = after.splits.slice(before.n);
+    console.log(`split, median of the window's updates: ${['parse', 'apply', 'draw'].map((k) => `${k} ${f1(q(sp.map((x) => x[k]), 0.5))} ms`).join(', ')}`);
+  }
+  if (after.clusters) console.log(`view #${VIEW}: ${after.clusters.length} count bubbles holding ${after.clusters.reduce((a, c) => a + c.n, 0)} pilots; panel ${after.panel ?? 'none'}${after.panel ? `, its refresh after an update: median ${f1(q(panelMs, 0.5))} ms, max ${f1(Math.max(...panelMs))} ms` : ''}`);
   console.log(`stream: ${Math.round(bytes / secs)} B/s on the wire (CDP), ${Math.round((after.chars - before.chars) / secs)} chars/s of event data`);
-  console.log(`command: ${MOCK ? `node bench/stream.mjs --mock --pilots ${N} --seconds ${SECONDS}` : `LOBBY_BIN=${BIN} node bench/stream.mjs --pilots ${N} --seconds ${SECONDS} --hz ${HZ}`}`);
+  const v = VIEW === 'map' ? '' : ` --view '${VIEW}'`;
+  console.log(`command: ${MOCK ? `node bench/stream.mjs --mock --pilots ${N} --seconds ${SECONDS}${v}` : `LOBBY_BIN=${BIN} node bench/stream.mjs --pilots ${N} --seconds ${SECONDS} --hz ${HZ}${v}`}`);
 } finally {
   await stopAll();
   if (dir) rmSync(dir, { recursive: true, force: true });

@@ -40,7 +40,12 @@ const now = () => Math.floor(Date.now() / 1000);
 const r5 = (x) => Math.round(x * 1e5) / 1e5;
 
 const AIRPORTS = [[63.985, -22.605], [51.47, -0.454], [40.64, -73.78], [37.62, -122.38], [35.55, 139.78], [-33.94, 151.18], [1.36, 103.99], [25.25, 55.36], [48.35, 11.79], [-23.43, -46.47], [55.97, 37.41], [19.44, -99.07], [-26.14, 28.24], [49.19, -123.18], [64.82, -147.86], [21.32, -157.92]];
-const MODELS = ['c172p', 'ufo', 'A320neo', '777-200ER', 'ec130b4', 'Citation-II', 'SenecaII', 'pa28-161', 'f16', 'dhc6'];
+const MODELS = ['c172p', 'ufo', 'A320neo', '777-200ER', 'ec130b4', 'Citation-II', 'SenecaII', 'pa28-161', 'f16', 'dhc6', 'ask21', 'mp-nimitz', 'ZLT-NT'];
+// What lobby's table (fgmp::aircraft) says of them.
+const CLASS = { c172p: 'single_prop', ufo: 'other', A320neo: 'airliner', '777-200ER': 'airliner', ec130b4: 'helicopter', 'Citation-II': 'business_jet', SenecaII: 'twin_prop', 'pa28-161': 'single_prop', f16: 'military_jet', dhc6: 'twin_prop', ask21: 'glider', 'mp-nimitz': 'ship', 'ZLT-NT': 'airship' };
+const FREQS = [118.3, 119.1, 121.5, 122.8, 123.45];
+// A few airports for /api/airports (the real table has 45,437).
+const AIRPORT_TABLE = [['BIKF', 'Keflavik International Airport', 'large', 63.985, -22.6056], ['BIRK', 'Reykjavik Airport', 'medium', 64.13, -21.9406], ['EGLL', 'London Heathrow Airport', 'large', 51.4706, -0.461941], ['KJFK', 'John F Kennedy International Airport', 'large', 40.6398, -73.7789], ['KSFO', 'San Francisco International Airport', 'large', 37.619, -122.375], ['RJAA', 'Narita International Airport', 'large', 35.7647, 140.386], ['YSSY', 'Sydney Kingsford Smith International Airport', 'large', -33.9461, 151.177], ['BIGJ', 'Gjogur Airport', 'small', 65.9953, -21.3269]];
 
 const pilots = new Map();
 let nextId = 1;
@@ -49,7 +54,9 @@ function newPilot(t) {
   const m = MODELS[Math.floor(rnd() * MODELS.length)];
   const cs = N > 999 ? `P${String(nextId++).padStart(5, '0')}` : `${['TF', 'G', 'N', 'D', 'VH', 'JA'][nextId % 6]}-${String(nextId++).padStart(3, '0')}`;
   return {
-    callsign: cs, model: `Aircraft/${m}/Models/${m}.xml`, aircraft: m,
+    callsign: cs, model: `Aircraft/${m}/Models/${m}.xml`, aircraft: m, aircraft_name: m, class: CLASS[m],
+    protocol: 2, atc: false, chat: null, frequency_mhz: rnd() < 0.3 ? FREQS[Math.floor(rnd() * FREQS.length)] : null,
+    transponder: { code: 7000, altitude_ft: null, ident: false, mode: 5 }, livery: null, variant: 0, rate_hz: 10, lag_s: 0.1,
     lat: a[0] + (rnd() - 0.5) * 4, lon: a[1] + (rnd() - 0.5) * 4,
     alt_ft: Math.round(1000 + rnd() * 35000), heading: rnd() * 360, pitch: (rnd() - 0.5) * 10, roll: (rnd() - 0.5) * 20,
     ground_speed_kt: Math.round(80 + rnd() * 420), local: rnd() < 0.7, relay: null, online_since: t - Math.floor(rnd() * 3600), last_seen: t,
@@ -94,6 +101,13 @@ function tick() {
   }
   const body = JSON.stringify({ generated_at: t, online: pilots.size, joined, moved: moved.filter((m) => !joined.some((j) => j.callsign === m[0])), left });
   for (const res of clients) res.write(`event: update\nid: ${snapId}\ndata: ${body}\n\n`);
+  // Now and then a pilot says something.
+  if (pilots.size && snapId % 5 === 0) {
+    const p = [...pilots.values()][Math.floor(rnd() * pilots.size)];
+    const line = { id: chatLines.length + 1, at: t, callsign: p.callsign, text: ['Hello', 'turning final', 'anyone near BIKF?', 'nice weather up here'][snapId % 4], lat: r5(p.lat), lon: r5(p.lon), frequency_mhz: p.frequency_mhz, atc: false };
+    chatLines.push(line);
+    for (const res of clients) res.write(`event: chat\nid: ${snapId}\ndata: ${JSON.stringify([line])}\n\n`);
+  }
   // The directory: mpserver02 is down for 10 s out of every 30.
   const down = Math.floor((t - T0) / 10) % 3 === 2;
   if (down !== relay2Down) { relay2Down = down; relay2Since = t; serial++; }
@@ -101,6 +115,7 @@ function tick() {
 setInterval(tick, 1000);
 setInterval(() => { for (const res of clients) res.write(': keep-alive\n\n'); }, 15000);
 
+const chatLines = [];
 let relay2Down = false, relay2Since = T0, serial = 2026120101;
 
 const GAMES = ['valve', 'valve', 'cstrike', 'valve', 'tfc', 'cstrike', 'dmc'];
@@ -269,6 +284,21 @@ const server = http.createServer(async (req, res) => {
     return json(res, 200, history(servers[i], i, since));
   }
   if (p === '/api/list/heatmaps') return json(res, 200, heatmaps());
+  if (p === '/api/chat') {
+    let lines = chatLines.slice();
+    if (q.has('callsign')) lines = lines.filter((l) => l.callsign === q.get('callsign'));
+    return json(res, 200, { generated_at: generated, kept: lines.length, lines: lines.slice(-Number(q.get('limit') ?? 100)) });
+  }
+  if (p === '/api/atc') {
+    return json(res, 200, { generated_at: generated, stations: [{ callsign: 'BIKF_TW', airport: 'BIKF', position: 'TW', frequency_mhz: 118.3, model: 'OpenRadar', lat: 63.985, lon: -22.6056, online_since: T0 }] });
+  }
+  if (p === '/api/airports') {
+    const [w, so, e, n] = (q.get('bbox') ?? '-180,-90,180,90').split(',').map(Number);
+    const kinds = { large: ['large'], medium: ['large', 'medium'] }[q.get('min')] ?? ['large', 'medium', 'small'];
+    const list = AIRPORT_TABLE.filter((a) => kinds.includes(a[2]) && a[3] >= so && a[3] <= n && (w <= e ? a[4] >= w && a[4] <= e : a[4] >= w || a[4] <= e))
+      .map(([ident, name, kind, lat, lon]) => ({ ident, name, kind, lat, lon, elevation_ft: null, country: null }));
+    return json(res, 200, { airports: list, truncated: false });
+  }
   if (p === '/api/relays') {
     return json(res, 200, {
       generated_at: generated,

@@ -1,9 +1,13 @@
 // lobby's page: four views behind tabs (#map, #servers, #heatmaps, #backbone). The
-// hash holds the view and, after a `?`, the server browser's sort and filters
-// (`#servers?sort=-ping&gamedir=valve`), so a link opens the same view.
+// hash holds the view and, after a `?`, the view's state: the server browser's sort and
+// filters (`#servers?sort=-ping&gamedir=valve`), the map's centre, zoom, selected pilot,
+// filters and open panel (`#map?c=64.0,-22.6&z=40&sel=BIKF_TW&panel=atc`), so a link
+// opens the same view.
 
 import { $ } from './util';
-import { initMap, mapShown, mapHooks } from './map';
+import { initMap, mapShown, mapHooks, mapFromHash } from './map';
+import { initPanels, panelsShown, panelHooks } from './panels';
+import { airportHooks } from './airports';
 import { initServers, serversFromHash, serverHooks } from './servers';
 import { initHeatmaps, heatmapHooks } from './heatmaps';
 import { initBackbone, backboneHooks } from './backbone';
@@ -28,7 +32,7 @@ function show(v: View) {
     $(`view-${name}`).hidden = name !== v;
     $(`tab-${name}`).setAttribute('aria-selected', String(name === v));
   }
-  if (v === 'map') mapShown();
+  if (v === 'map') { mapShown(); panelsShown(); }
   starters[v]?.();
 }
 
@@ -36,10 +40,12 @@ function route() {
   const [v, query] = fromHash();
   show(v);
   if (v === 'servers') serversFromHash(query);
+  if (v === 'map') mapFromHash(query);
 }
 
 function init() {
   initMap(() => current === 'map');
+  initPanels(() => current === 'map');
   starters.servers = initServers(() => current === 'servers');
   starters.heatmaps = initHeatmaps(() => current === 'heatmaps');
   starters.backbone = initBackbone(() => current === 'backbone');
@@ -54,7 +60,7 @@ Object.defineProperty(window, 'lobby', {
   }),
 });
 const hooks = (window as unknown as { lobby: object }).lobby;
-for (const src of [mapHooks, serverHooks, heatmapHooks, backboneHooks]) Object.defineProperties(hooks, Object.getOwnPropertyDescriptors(src));
+for (const src of [mapHooks, panelHooks, airportHooks, serverHooks, heatmapHooks, backboneHooks]) Object.defineProperties(hooks, Object.getOwnPropertyDescriptors(src));
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);
 else init();

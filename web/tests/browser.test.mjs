@@ -33,9 +33,10 @@ const BACKGROUND = [
   { cs: 'WEBNRT', lat: 35.55, lon: 139.78, heading: 300, speed: 450 },
 ];
 
-function fly({ cs, lat, lon, heading, speed, alt = 3000 }) {
+function fly({ cs, lat, lon, heading, speed, alt = 3000, model = null, chat = null, freq = null }) {
+  const extra = [...(model ? ['--model', model] : []), ...(chat ? ['--chat', chat] : []), ...(freq ? ['--freq', String(freq)] : [])];
   return start(BIN, ['fly', '--relay', relayAddr, '--callsign', cs, '--lat', String(lat), '--lon', String(lon),
-    '--alt-ft', String(alt), '--heading', String(heading), '--speed-kt', String(speed), '--hz', '5'], {
+    '--alt-ft', String(alt), '--heading', String(heading), '--speed-kt', String(speed), '--hz', '5', ...extra], {
     ready: (p) => p.lines.some((l) => l.startsWith(`flying ${cs}`)),
   });
 }
@@ -156,7 +157,7 @@ test('the page and its files load with no console error and no failed request', 
   await page.waitForSelector('#dns table');
   await page.click('#tab-map');
   await page.waitForTimeout(1500); // a couple of stream updates and refreshes
-  for (const f of ['land.json', 'licenses.txt', 'app.css', 'app.js']) {
+  for (const f of ['land.json', 'land-50m.json', 'licenses.txt', 'app.css', 'app.js']) {
     const r = await page.request.get(base + f);
     assert.equal(r.status(), 200, f);
   }
@@ -604,6 +605,201 @@ test('the heat maps: median players per game by UTC hour and weekday', async () 
     assert.deepEqual(problems, []);
     await w.close();
   }
+});
+
+// Keflavik (BIKF): seven pilots of different classes, a controller on 118.3 MHz who
+// says something, a Cessna on 122.8 who does too.
+const BIKF = { lat: 63.985, lon: -22.6056 };
+const FLEET = [
+  { cs: 'WEB172', model: 'Aircraft/c172p/Models/c172p.xml', cls: 'single_prop', dlat: 0.06, dlon: -0.35, heading: 10, speed: 60, chat: 'Cessna on one two two eight', freq: 122.8 },
+  { cs: 'WEB738', model: 'Aircraft/737-800/Models/737-800.xml', cls: 'airliner', dlat: -0.08, dlon: 0.3, heading: 250, speed: 150, alt: 6000, freq: 118.3 },
+  { cs: 'WEBHEL', model: 'Aircraft/ec130/Models/ec130b4.xml', cls: 'helicopter', dlat: 0.12, dlon: 0.15, heading: 120, speed: 40, alt: 1000 },
+  { cs: 'WEBGLD', model: 'Aircraft/ASK21/Models/ask21.xml', cls: 'glider', dlat: -0.15, dlon: -0.2, heading: 300, speed: 50 },
+  { cs: 'WEBF16', model: 'Aircraft/f16/Models/f16.xml', cls: 'military_jet', dlat: 0.2, dlon: -0.1, heading: 180, speed: 200, alt: 9000 },
+  { cs: 'WEBZLT', model: 'Aircraft/ZLT-NT/Models/ZLT-NT.xml', cls: 'airship', dlat: -0.2, dlon: 0.45, heading: 90, speed: 20, alt: 1500 },
+  { cs: 'BIKF_TW', model: 'OpenRadar', cls: 'atc', dlat: 0, dlon: 0, heading: 0, speed: 0, alt: 200, chat: 'Keflavik tower, runway one niner in use', freq: 118.3 },
+];
+const TOWER_LINE = 'Keflavik tower, runway one niner in use';
+
+async function flyFleet() {
+  return Promise.all(FLEET.map((f) => fly({ ...f, lat: BIKF.lat + f.dlat, lon: BIKF.lon + f.dlon, alt: f.alt ?? 3000 })));
+}
+
+const mapQuery = (page) => page.evaluate(() => location.hash.replace(/^#map\??/, ''));
+
+test('the map: symbols by class, clusters, airports, the pilot list, follow, chat and ATC panels, a permalink', async () => {
+  const flights = await flyFleet();
+  const w = await open('map');
+  const { page, problems } = w;
+  await waitMapReady(page, BACKGROUND.length + FLEET.length);
+  // Each pilot's class, as the API says it, from the model.
+  for (const f of FLEET) {
+    const p = await until(`${f.cs}'s class`, () => page.evaluate((cs) => window.lobby.pilot(cs), f.cs));
+    assert.equal(p.class, f.cls, f.cs);
+  }
+  assert.equal((await page.evaluate(() => window.lobby.pilot('WEB738'))).aircraft_name, 'Boeing 737-800');
+
+  // At world zoom the seven are one count bubble; a click on it zooms in until they come apart.
+  const bubble = await until('a bubble of 7 at Keflavik', async () => {
+    const cs = await page.evaluate(() => window.lobby.clusters());
+    const at = await page.evaluate(([lo, la]) => window.lobby.project(lo, la), [BIKF.lon, BIKF.lat]);
+    return cs.find((c) => c.n === FLEET.length && Math.hypot(c.x - at[0], c.y - at[1]) < 30) ?? null;
+  });
+  for (const f of FLEET) assert.equal(await page.evaluate((cs) => window.lobby.drawnClass(cs), f.cs), 'cluster', f.cs);
+  // A pilot alone (`lobby fly`'s default model, a c172p) is drawn with its symbol.
+  assert.equal(await page.evaluate(() => window.lobby.drawnClass('WEBSYD')), 'single_prop');
+  const box = await page.locator('#map').boundingBox();
+  let b = bubble;
+  for (let i = 0; i < 6 && b; i++) {
+    const k0 = await page.evaluate(() => window.lobby.zoom.k);
+    await page.mouse.click(box.x + b.x, box.y + b.y);
+    await until('the map to zoom in', async () => (await page.evaluate(() => window.lobby.zoom.k)) > k0);
+    await page.waitForTimeout(50);
+    b = await until('the next frame', async () => {
+      await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+      const at = await page.evaluate(([lo, la]) => window.lobby.project(lo, la), [BIKF.lon, BIKF.lat]);
+      const cs = await page.evaluate(() => window.lobby.clusters());
+      return [cs.find((c) => Math.hypot(c.x - at[0], c.y - at[1]) < 60) ?? null];
+    }).then(([x]) => x);
+  }
+  assert.equal(b, null, 'no bubble left at Keflavik');
+  // Each drawn with its class's symbol.
+  await until('every class drawn', async () => {
+    const drawn = await page.evaluate((css) => css.map((cs) => window.lobby.drawnClass(cs)), FLEET.map((f) => f.cs));
+    return drawn.every((d, i) => d === FLEET[i].cls);
+  });
+  // Hovering one shows its readable aircraft name.
+  const hel = await page.evaluate(() => window.lobby.pilot('WEBHEL'));
+  assert.match(await hoverAt(page, hel.lon, hel.lat), /^WEBHEL\nEurocopter EC130 B4\n/);
+  // The legend names every class.
+  assert.equal(await page.locator('#legend li').count(), 11);
+
+  // Airports: closer in, Keflavik with its ICAO code.
+  await zoomAt(page, BIKF.lon, BIKF.lat, 64);
+  const bikf = await until('BIKF labelled', async () => (await page.evaluate(() => window.lobby.airports())).find((a) => a.ident === 'BIKF' && a.label) ?? null);
+  const at = await mapPoint(page, BIKF.lon, BIKF.lat);
+  assert.ok(Math.abs(box.x + bikf.x - at.x) < 2 && Math.abs(box.y + bikf.y - at.y) < 2, 'drawn where it is');
+  assert.equal(bikf.kind, 'large');
+
+  // The pilot list: sorted by altitude, most first; a click selects the pilot.
+  await page.click('#open-pilots');
+  await page.click('#pilot-list th[data-sort="alt"] button');
+  assert.equal(await page.getAttribute('#pilot-list th[data-sort="alt"]', 'aria-sort'), 'descending');
+  const listed = await until('the pilot list', async () => {
+    const p = await page.evaluate(() => window.lobby.panels());
+    return p.pilots.length >= BACKGROUND.length + FLEET.length ? p.pilots : null;
+  });
+  const alts = await page.$$eval('#pilot-list tbody tr', (trs) => trs.map((tr) => Number(tr.children[2].textContent.replace(/,/g, ''))));
+  assert.deepEqual(alts, alts.slice().sort((x, y) => y - x));
+  assert.equal(listed[0], 'WEBF16', 'the F-16 flies highest');
+  await page.click('#pilot-list th[data-sort="dist"] button');
+  assert.equal((await page.evaluate(() => window.lobby.panels())).pilots[0], 'BIKF_TW', 'the tower is nearest the centre');
+  // By keyboard: a row keeps the focus while the list is made again at each update; Enter selects.
+  await page.focus('#pilot-list tr[data-callsign="WEB738"]');
+  const ev0 = await page.evaluate(() => window.lobby.streamEvents);
+  await until('two more stream events', async () => (await page.evaluate(() => window.lobby.streamEvents)) >= ev0 + 2);
+  assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('data-callsign')), 'WEB738');
+  await page.keyboard.press('Enter');
+  await until('WEB738\'s details', async () => /frequency\s*118\.3 MHz/.test(await page.locator('#details').innerText()));
+  const d = await page.locator('#details').innerText();
+  assert.match(d, /aircraft\s*Boeing 737-800/);
+  assert.match(d, /class\s*Airliner/);
+  assert.match(d, /protocol\s*v2/);
+  assert.match(d, /transponder/);
+  // Follow: the map centres on it at each update.
+  await page.click('#details-follow');
+  assert.equal(await page.getAttribute('#details-follow', 'aria-pressed'), 'true');
+  const followed = async () => {
+    const v = await page.evaluate(() => window.lobby.mapView());
+    const p = await page.evaluate(() => window.lobby.pilot('WEB738'));
+    return Math.abs(v.centre[0] - p.lat) < 0.02 && Math.abs(v.centre[1] - p.lon) < 0.05;
+  };
+  await until('the map centred on WEB738', followed);
+  const before = await page.evaluate(() => window.lobby.pilot('WEB738'));
+  await until('WEB738 to move', async () => (await page.evaluate(() => window.lobby.pilot('WEB738'))).lon !== before.lon);
+  await until('the map still centred on WEB738', followed);
+  await until('follow in the URL', async () => /(^|&)sel=WEB738&follow=1(&|$)/.test(await mapQuery(page)));
+
+  // The ATC panel lists the controller; a click centres the map on it.
+  await page.click('#open-atc');
+  await until('BIKF_TW in the ATC panel', async () => (await page.locator('#atc-list tr[data-callsign="BIKF_TW"]').count()) === 1);
+  const atcRow = await page.$$eval('#atc-list tr[data-callsign="BIKF_TW"] td', (tds) => tds.map((td) => td.textContent.trim()));
+  assert.deepEqual(atcRow, ['BIKF_TW', 'BIKF', 'TW', '118.3 MHz']);
+
+  // The chat panel: the tower's line once (FlightGear repeats it in every datagram for
+  // 10 s), then filtered by frequency.
+  await page.click('#open-chat');
+  const towerLines = () => page.$$eval('#chat-lines li', (lis, t) => lis.filter((li) => li.querySelector('.text')?.textContent === t).length, TOWER_LINE);
+  await until('the tower\'s line', async () => (await towerLines()) === 1, 20000);
+  const ev = await page.evaluate(() => window.lobby.streamEvents);
+  await until('three more stream events', async () => (await page.evaluate(() => window.lobby.streamEvents)) >= ev + 3);
+  assert.equal(await towerLines(), 1, 'a repeated line shown once');
+  await until('the Cessna\'s line', async () => (await page.locator('#chat-lines li[data-callsign="WEB172"]').count()) === 1, 20000);
+  await page.selectOption('#chat-freq', '118.300');
+  await until('only 118.3 MHz', async () => (await page.locator('#chat-lines li[data-callsign="WEB172"]').count()) === 0 && (await towerLines()) === 1);
+  await page.check('#chat-area');
+  await until('the chat filters in the URL', async () => /area=1/.test(await mapQuery(page)) && /freq=118\.3/.test(await mapQuery(page)));
+  await screenshot(page, 'map-panels-desktop');
+  // Stop following; centre on the tower from the ATC panel.
+  await page.click('#details-follow');
+  await page.click('#open-atc');
+  await page.click('#atc-list tr[data-callsign="BIKF_TW"]');
+  await until('the map on the tower', async () => {
+    const v = await page.evaluate(() => window.lobby.mapView());
+    return Math.abs(v.centre[0] - BIKF.lat) < 0.01 && Math.abs(v.centre[1] - BIKF.lon) < 0.02 && v.zoom >= 64;
+  });
+  await page.click('#open-chat');
+
+  // The permalink: a reload restores centre, zoom, selection, panel and filters.
+  // The URL is written a moment after a change: wait for this view's.
+  await until('the view written to the URL', async () => {
+    const q = new URLSearchParams(await mapQuery(page));
+    const v = await page.evaluate(() => window.lobby.mapView());
+    const [lat, lon] = (q.get('c') ?? '').split(',').map(Number);
+    return q.get('panel') === 'chat' && !q.has('follow') && Math.abs(lat - v.centre[0]) < 1e-4 && Math.abs(lon - v.centre[1]) < 1e-4;
+  });
+  const saved = await page.evaluate(() => window.lobby.mapView());
+  const link = await page.evaluate(() => location.href);
+  await w.reload();
+  await waitMapReady(page, BACKGROUND.length + FLEET.length);
+  assert.equal(await page.evaluate(() => location.href), link);
+  const restored = await until('the view restored', async () => {
+    const v = await page.evaluate(() => window.lobby.mapView());
+    return v.panel === 'chat' && v.selected === 'WEB738' ? v : null;
+  });
+  assert.ok(Math.abs(restored.zoom - saved.zoom) / saved.zoom < 0.01, `zoom ${restored.zoom} vs ${saved.zoom}`);
+  assert.ok(Math.abs(restored.centre[0] - saved.centre[0]) < 0.001 && Math.abs(restored.centre[1] - saved.centre[1]) < 0.001, JSON.stringify([restored, saved, link]));
+  assert.equal(restored.freq, 118.3);
+  assert.equal(restored.area, true);
+  assert.equal(await page.isVisible('#side-chat'), true);
+  assert.equal(await page.isChecked('#chat-area'), true);
+  assert.equal(await page.inputValue('#chat-freq'), '118.300');
+  await until('the tower\'s line after the reload (from /api/chat)', async () => (await towerLines()) === 1);
+  await until('WEB738\'s details after the reload', async () => /Boeing 737-800/.test(await page.locator('#details').innerText()));
+  // A click on a chat line selects its sender: the tower's details hold the line.
+  await page.locator('#chat-lines li[data-callsign="BIKF_TW"]').click();
+  await until('the tower\'s details with its chat line', async () => {
+    const t = await page.locator('#details-body').innerText();
+    return /^BIKF_TW\n/.test(t) && /class\s*ATC station/.test(t) && /Chat \(1\)/.test(t) && t.includes(TOWER_LINE);
+  });
+  assert.deepEqual(problems, []);
+  await w.close();
+
+  // On a phone: the same link, the panel under the map, within the screen.
+  const p = await watchedPage(browser, PHONE);
+  await p.page.goto(link.replace(/panel=chat/, 'panel=pilots').replace(/&sel=WEB738/, ''));
+  await waitMapReady(p.page, BACKGROUND.length + FLEET.length);
+  await until('the pilot list on a phone', async () => (await p.page.evaluate(() => window.lobby.panels())).pilots.length >= FLEET.length);
+  const side = await p.page.locator('#side').boundingBox();
+  const map = await p.page.locator('#map').boundingBox();
+  assert.ok(side.x >= 0 && side.x + side.width <= PHONE.width + 1 && side.y >= map.y + map.height - 1, JSON.stringify([side, map]));
+  assert.ok(await p.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), 'no page-wide horizontal scroll');
+  await until('classes drawn on a phone', async () => (await p.page.evaluate(() => window.lobby.drawnClass('WEBHEL'))) === 'helicopter');
+  await until('BIKF labelled on a phone', async () => (await p.page.evaluate(() => window.lobby.airports())).some((a) => a.ident === 'BIKF' && a.label));
+  await screenshot(p.page, 'map-panels-phone');
+  assert.deepEqual(p.problems, []);
+  await p.close();
+  await Promise.all(flights.map((f) => f.stop()));
 });
 
 test('screenshots of each view at desktop and phone width', async () => {

@@ -47,11 +47,13 @@ fn accepts_gzip(req: &HeaderMap) -> bool {
         })
 }
 
-const ASSETS: [Asset; 5] = [
+const ASSETS: [Asset; 6] = [
     asset!("/", "index.html", "text/html; charset=utf-8"),
     asset!("/app.js", "app.js", "text/javascript; charset=utf-8"),
     asset!("/app.css", "app.css", "text/css; charset=utf-8"),
     asset!("/land.json", "land.json", "application/json"),
+    // Finer coasts, read by the map only when zoomed in.
+    asset!("/land-50m.json", "land-50m.json", "application/json"),
     asset!("/licenses.txt", "licenses.txt", "text/plain; charset=utf-8"),
 ];
 

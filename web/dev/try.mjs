@@ -1,0 +1,15 @@
+import { launch } from '../tests/lib.mjs';
+const base = process.argv[2] ?? 'http://127.0.0.1:8097/';
+const hash = process.argv[3] ?? '#map';
+const w = Number(process.argv[4] ?? 1280), hgt = Number(process.argv[5] ?? 800);
+const b = await launch();
+const ctx = await b.newContext({ viewport: { width: w, height: hgt }, deviceScaleFactor: 1 });
+const page = await ctx.newPage();
+page.on('console', (m) => console.log('console', m.type(), m.text()));
+page.on('pageerror', (e) => console.log('pageerror', e.message));
+await page.goto(base + hash);
+await page.waitForFunction(() => window.lobby.snapshots > 0);
+await page.waitForTimeout(2500);
+console.log(JSON.stringify(await page.evaluate(() => ({ view: window.lobby.mapView(), clusters: window.lobby.clusters().length, airports: window.lobby.airports().length, panels: window.lobby.panels(), hash: location.hash, split: window.lobby.lastSplitMs, panelMs: window.lobby.lastPanelMs, baseMs: window.lobby.lastBaseMs, fine: window.lobby.fineLand }))));
+await page.screenshot({ path: `/tmp/shots/try-${w}.png` });
+await b.close();
