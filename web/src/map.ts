@@ -110,6 +110,7 @@ export const listeners = {
 interface FlightEntry {
   id: number; callsign: string; model: string; relay: string; start: number; end: number | null;
   duration_s: number; distance_nm: number; max_alt_ft: number | null; samples: number;
+  aircraft_name?: string; departure?: string | null; arrival?: string | null; moving_s?: number | null;
 }
 interface FlightsBody { generated_at: number; flights: FlightEntry[]; next_before: number | null }
 interface FlightBody { flight: FlightEntry; track: { geometry: { coordinates: [number, number, number][] } } }
@@ -683,7 +684,12 @@ function showDetails() {
     h('h4', {}, `Flight log (${selectedFlights.length} recent)`),
     selectedFlights.length === 0 ? h('p', {}, 'no flights recorded') :
       h('ol', {}, ...selectedFlights.map((f) => h('li', { 'data-flight': f.id },
-        `${utc(f.start)} · ${int(f.duration_s / 60)} min · ${f.distance_nm.toFixed(1)} nm · ${f.model.split('/').pop()?.replace(/\.xml$/, '') ?? f.model}${f.end === null ? ' (flying)' : ''}`))));
+        `${utc(f.start)} · ${int(f.duration_s / 60)} min · ${f.distance_nm.toFixed(1)} nm · ${f.aircraft_name || (f.model.split('/').pop()?.replace(/\.xml$/, '') ?? f.model)}`,
+        f.departure || f.arrival ? ` · ${f.departure ?? '?'} → ${f.arrival ?? (f.end === null ? '…' : '?')}` : '',
+        f.end === null ? ' (flying)' : '',
+        ' ', h('a', { href: `/api/flights/${f.id}/gpx`, download: '', class: 'dl' }, 'GPX'),
+        ' ', h('a', { href: `/api/flights/${f.id}/kml`, download: '', class: 'dl' }, 'KML')))),
+    selectedFlights.length === 0 ? '' : h('p', {}, h('a', { href: `/api/callsigns/${encodeURIComponent(selected)}/csv`, download: '', class: 'dl' }, 'All flights as CSV')));
   $('details-body').replaceChildren(h('h3', {}, selected), p ? dl : h('p', {}, 'not on the map now'), chat, log ?? '');
   const follow = $('details-follow');
   follow.setAttribute('aria-pressed', String(view.follow));

@@ -2,7 +2,7 @@
 // the tab's name, `#map?c=64.0,-22.6&z=40&sel=BIKF_TW&panel=chat&area=1`, only what
 // differs from the defaults, in a fixed order. A link opens the same view.
 
-export const PANELS = ['pilots', 'chat', 'atc'] as const;
+export const PANELS = ['pilots', 'chat', 'atc', 'leaders'] as const;
 export type Panel = (typeof PANELS)[number] | null;
 export const SORTS = ['callsign', 'aircraft', 'alt', 'speed', 'dist'] as const;
 export type Sort = (typeof SORTS)[number];

@@ -1,4 +1,4 @@
-// The map's side panel, one of three at a time (its name in the URL, `panel=`):
+// The map's side panel, one of four at a time (its name in the URL, `panel=`):
 // - Pilots: every shown pilot, sortable by callsign, aircraft, altitude, speed and
 //   distance from the map's centre; a click selects the pilot and centres the map on it.
 // - Chat: the network's recent chat (GET /api/chat once the stream is open, then the
@@ -6,6 +6,9 @@
 //   by frequency.
 // - ATC: the stations of GET /api/atc (asked every 5 s while the panel shows); a click
 //   centres the map on one.
+// - Leaders: GET /api/leaderboards for the chosen period (7 days, 30 days, all time) by
+//   hours or flights (asked every minute while the panel shows); a click selects the
+//   callsign, whose details show its flight log with GPX and KML downloads.
 // And the legend of the aircraft symbols.
 
 import { $, h, int, utc, getJson, poller } from './util';
@@ -35,6 +38,7 @@ function showPanel() {
   if (p === 'pilots') renderPilots();
   if (p === 'chat') renderChat();
   if (p === 'atc') { renderAtc(); atcPoll(); }
+  if (p === 'leaders') { renderLeaders(); leadersPoll(); }
 }
 
 function open(p: Panel) {
@@ -144,6 +148,33 @@ function renderAtc() {
   $('atc-note').textContent = atcAbsent ? 'No relay runs here.' : stations === null ? 'Reading…' : list.length === 0 ? 'No controller is online.' : '';
 }
 
+// The leaderboards.
+interface Leader { rank: number; callsign: string; flights: number; hours: number; distance_nm: number }
+let leaders: Leader[] | null = null;
+let leadersNote = '';
+let leadersPoll = () => {};
+
+async function loadLeaders() {
+  const period = ($('leaders-period') as HTMLSelectElement).value;
+  const by = ($('leaders-by') as HTMLSelectElement).value;
+  const r = await getJson<{ leaders: Leader[] }>(`/api/leaderboards?period=${period}&by=${by}&limit=100`);
+  leadersNote = r.absent ? 'No flight log runs here.' : r.error ?? '';
+  leaders = r.body?.leaders ?? (r.absent ? [] : leaders);
+  renderLeaders();
+}
+
+function renderLeaders() {
+  if (view.panel !== 'leaders') return;
+  const list = leaders ?? [];
+  $('leaders-list').querySelector('tbody')!.replaceChildren(...list.map((l) => h('tr', { 'data-callsign': l.callsign, tabindex: 0 },
+    h('td', { class: 'num' }, String(l.rank)),
+    h('td', { class: 'cs' }, l.callsign),
+    h('td', { class: 'num' }, l.hours.toFixed(1)),
+    h('td', { class: 'num' }, int(l.flights)),
+    h('td', { class: 'num' }, int(l.distance_nm)))));
+  $('leaders-note').textContent = leadersNote || (leaders === null ? 'Reading…' : list.length === 0 ? 'No flights in this period.' : '');
+}
+
 function legend() {
   $('legend-list').replaceChildren(...CLASSES.map((c) => h('li', { 'data-class': c }, symbolCanvas(c), LABELS[c])));
   if (window.innerWidth > 700) ($('legend') as HTMLDetailsElement).open = true;
@@ -207,6 +238,9 @@ export function initPanels(isVisible: () => boolean) {
     }, 100);
   });
   atcPoll = poller(loadAtc, 5000, () => isVisible() && view.panel === 'atc');
+  leadersPoll = poller(loadLeaders, 60_000, () => isVisible() && view.panel === 'leaders');
+  for (const id of ['leaders-period', 'leaders-by']) $(id).addEventListener('change', () => { void loadLeaders(); });
+  rowKeys($('leaders-list'), (tr) => { void select_(tr.getAttribute('data-callsign')!); });
   // The recent chat, read once the stream is there (its snapshot): lines recorded before
   // are in /api/chat, lines after come as `chat` events (both kept by id).
   listeners.snapshot.push(() => {
@@ -220,11 +254,13 @@ export function initPanels(isVisible: () => boolean) {
 /** When the map tab shows again, the ATC poll resumes. */
 export function panelsShown() {
   if (view.panel === 'atc') atcPoll();
+  if (view.panel === 'leaders') leadersPoll();
 }
 
 export const panelHooks = {
   /** What the panels show: the pilot list's callsigns in order, the chat lines' ids, the stations. */
   panels() {
-    return { panel: view.panel, pilots: shownPilots.slice(), chat: shownChat.slice(), atc: (stations ?? []).map((s) => s.callsign), chatKept: chat.size };
+    return { panel: view.panel, pilots: shownPilots.slice(), chat: shownChat.slice(), atc: (stations ?? []).map((s) => s.callsign), chatKept: chat.size,
+      leaders: (leaders ?? []).map((l) => l.callsign) };
   },
 };

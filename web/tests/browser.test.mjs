@@ -9,7 +9,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { start, stopAll, launch, watchedPage, shotsDir, until } from './lib.mjs';
@@ -343,6 +343,22 @@ test("a pilot's flight log and its track today, and a server's player history", 
   await page.locator('#details li[data-flight]').first().click();
   await until('one track drawn', async () => (await page.evaluate(() => window.lobby.log())).trackPoints.length === 1);
   await screenshot(page, 'flight-log-desktop');
+  // The flight's GPX downloads: a GPX 1.1 track of WEBJFK named after it.
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.locator('#details li[data-flight] a.dl', { hasText: 'GPX' }).first().click(),
+  ]);
+  assert.match(download.suggestedFilename(), /^WEBJFK-\d+\.gpx$/);
+  const gpx = readFileSync(await download.path(), 'utf8');
+  assert.match(gpx, /<gpx version="1\.1" creator="lobby" xmlns="http:\/\/www\.topografix\.com\/GPX\/1\/1"/);
+  assert.match(gpx, /<trkpt lat="-?\d/);
+  assert.match(gpx, /WEBJFK/);
+  assert.equal(await page.locator('#details a.dl', { hasText: 'CSV' }).getAttribute('href'), '/api/callsigns/WEBJFK/csv');
+  // The leaderboard lists WEBJFK (its open flight counts up to now); a click selects it.
+  await page.click('#open-leaders');
+  await until('WEBJFK on the leaderboard', async () => (await page.evaluate(() => window.lobby.panels())).leaders.includes('WEBJFK'));
+  assert.match(await page.locator('#leaders-list').innerText(), /WEBJFK/);
+  await page.click('#open-leaders');
 
   // A server's name opens its player history, sampled every second here.
   await page.click('#tab-servers');
