@@ -206,7 +206,9 @@ fn parse_line(line: &str) -> Option<Airport<'_>> {
     // Idents are upper-case letters, digits and dashes (`EGLL`, `US-1234`): what
     // `get` looks up, upper-casing what it is asked.
     let ident_ok = !ident.is_empty()
-        && ident.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-');
+        && ident
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-');
     if f.next().is_some() || !ident_ok {
         return None;
     }

@@ -57,7 +57,7 @@ pub struct CallsignTotals {
 }
 
 /// What a leaderboard ranks callsigns by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Rank {
     /// Most hours (start to end; open flights up to now).
     Hours,

@@ -17,7 +17,14 @@ use crate::flights::{Fix, Op};
 use anyhow::{Context, Result};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
+
+/// The lock, even if a thread panicked holding it (the cache is only a cache).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// The migrations, embedded at build time.
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
@@ -69,7 +76,21 @@ pub struct Store {
     /// pool as the writer's.
     read: AnyPool,
     backend: Backend,
+    /// The leaderboards answered last, by (period in seconds, rank, limit): when
+    /// each was read (`now`) and its rows ([`Store::leaderboard_cached`]).
+    leaders: Arc<Mutex<LeadersCache>>,
 }
+
+/// Each cached board by its key: when it was read, and its rows.
+type LeadersCache = HashMap<LeadersKey, (i64, Vec<Leader>)>;
+
+/// A cached leaderboard's key: its period in seconds (`None`: all time), its rank
+/// and its limit.
+type LeadersKey = (Option<i64>, Rank, i64);
+
+/// How long a leaderboard is answered from the cache, seconds: an all-time board
+/// reads every flight's index entry, and strangers may ask as often as they like.
+pub const LEADERS_MAX_AGE: i64 = 60;
 
 /// SQLite connections the API reads through (beside the writer's one).
 pub const READ_CONNECTIONS: u32 = 4;
@@ -302,6 +323,7 @@ impl Store {
             pool,
             read,
             backend,
+            leaders: Arc::default(),
         })
     }
 
@@ -665,6 +687,32 @@ impl Store {
                 })
             })
             .collect()
+    }
+
+    /// [`Store::leaderboard`], read from the database at most once every
+    /// [`LEADERS_MAX_AGE`] seconds per period, rank and limit (the API's; at most 3
+    /// periods, 2 ranks and 100 limits are ever kept); a cached board counts open
+    /// flights up to when it was read.
+    pub async fn leaderboard_cached(
+        &self,
+        since: Option<i64>,
+        rank: Rank,
+        limit: i64,
+        now: i64,
+    ) -> Result<Vec<Leader>> {
+        let key = (since.map(|s| now - s), rank, limit);
+        if let Some((at, rows)) = lock(&self.leaders).get(&key) {
+            if (0..LEADERS_MAX_AGE).contains(&(now - at)) {
+                return Ok(rows.clone());
+            }
+        }
+        let rows = self.leaderboard(since, rank, limit, now).await?;
+        let mut cache = lock(&self.leaders);
+        if cache.len() >= 1_000 {
+            cache.clear(); // only the API's parameters reach here: never in practice
+        }
+        cache.insert(key, (now, rows.clone()));
+        Ok(rows)
     }
 
     /// SQLite's plan for [`Store::leaderboard`] (empty with PostgreSQL).

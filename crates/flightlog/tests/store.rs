@@ -627,6 +627,35 @@ async fn logbook(url: &str) {
         .await
         .unwrap()
         .is_empty());
+    // The API's boards come from a cache for a minute: the same rows 59 s later, read
+    // again at 60 s (open flights counted up to the reading).
+    let cached = store
+        .leaderboard_cached(None, Rank::Hours, 10, now)
+        .await
+        .unwrap();
+    assert_eq!(cached, by_hours);
+    // A new open flight of LOG3 from t0: the longest of all once it is read.
+    let id = store.reserve_flight_ids(1).await.unwrap();
+    store
+        .apply(&[Op::Open {
+            id,
+            callsign: "LOG3".into(),
+            model: "c172p".into(),
+            relay: "lobby".into(),
+            start: t0,
+        }])
+        .await
+        .unwrap();
+    let later = store
+        .leaderboard_cached(None, Rank::Hours, 10, now + 59)
+        .await
+        .unwrap();
+    assert_eq!(later, by_hours, "from the cache");
+    let fresh = store
+        .leaderboard_cached(None, Rank::Hours, 10, now + 60)
+        .await
+        .unwrap();
+    assert_eq!(names(&fresh)[0].0, "LOG3", "read again");
     if store.backend() == Backend::Sqlite {
         for rank in [Rank::Hours, Rank::Flights] {
             let plan = store.leaderboard_plan(rank).await.unwrap().join("; ");

@@ -307,7 +307,11 @@ pub async fn leaderboards(State(s): State<AppState>, q: Params) -> Response {
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
     let t = udp::time::unix_secs();
-    match h.store.leaderboard(q.since(t), q.rank(), q.limit, t).await {
+    match h
+        .store
+        .leaderboard_cached(q.since(t), q.rank(), q.limit, t)
+        .await
+    {
         Ok(rows) => Json(leaderboard_body(&q, rows, t)).into_response(),
         Err(e) => failed(e),
     }
