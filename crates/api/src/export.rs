@@ -43,26 +43,14 @@ pub fn xml_text(s: &str) -> String {
     out
 }
 
-/// Unix seconds as ISO 8601 UTC, `2026-12-03T16:50:09Z` (proleptic Gregorian).
+/// Unix seconds as ISO 8601 UTC, `2026-12-03T16:50:09Z` (the `time` crate's
+/// RFC 3339; a time outside its years -9999 to 9999, which no flight has, as the
+/// epoch).
 pub fn iso8601(t: i64) -> String {
-    let days = t.div_euclid(86_400);
-    let secs = t.rem_euclid(86_400);
-    // Howard Hinnant's days-to-civil.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
-    )
+    time::OffsetDateTime::from_unix_timestamp(t)
+        .ok()
+        .and_then(|d| d.format(&time::format_description::well_known::Rfc3339).ok())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_string())
 }
 
 /// A latitude for GPX's `latitudeType` (-90 to 90), to 7 decimals (1 cm: a
