@@ -49,7 +49,10 @@ pub fn xml_text(s: &str) -> String {
 pub fn iso8601(t: i64) -> String {
     time::OffsetDateTime::from_unix_timestamp(t)
         .ok()
-        .and_then(|d| d.format(&time::format_description::well_known::Rfc3339).ok())
+        .and_then(|d| {
+            d.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
         .unwrap_or_else(|| "1970-01-01T00:00:00Z".to_string())
 }
 

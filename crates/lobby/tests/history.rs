@@ -199,20 +199,12 @@ fn two_linked_relays_one_reporting_to_the_others_tracker_on_postgresql() {
 #[test]
 fn a_relay_the_tracker_does_not_list_is_refused_and_counted() {
     let dir = tmpdir("refuse");
-    let t = Lobby::start(
-        &[
-            "tracker",
-            "--listen",
-            "127.0.0.1:0",
-            "--allow",
-            "other=192.0.2.1",
-            "--database-url",
-            &format!("sqlite:{}", dir.join("t.sqlite").display()),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        2,
-    );
+    let t = start_tracker(&[
+        "--allow",
+        "other=192.0.2.1",
+        "--database-url",
+        &format!("sqlite:{}", dir.join("t.sqlite").display()),
+    ]);
     // Closed at accept (issue 20, item 7): nothing is read from an unlisted source.
     let mut s = TcpStream::connect(t.addr("tracker", "tcp")).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -289,16 +281,7 @@ fn a_relay_listed_with_a_secret_is_admitted_only_with_it() {
         "[tracker]\nlisten = [\"127.0.0.1:0\"]\n[[tracker.relay]]\nname = \"lobby02\"\naddress = \"127.0.0.1\"\nsecret = \"s3cret\"\n",
     )
     .unwrap();
-    let t = Lobby::start(
-        &[
-            "tracker",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        2,
-    );
+    let t = start_tracker_config(&cfg);
     let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
     // fgms's empty first message, and a wrong secret: refused.
     assert_eq!(
@@ -511,20 +494,7 @@ fn the_flight_log_api_bounds_every_list_and_downsamples_long_tracks() {
     let dir = tmpdir("bounds");
     let url = format!("sqlite:{}", dir.join("log.sqlite").display());
     let (id, first, last) = fill(&url, 10_000);
-    let t = Lobby::start(
-        &[
-            "tracker",
-            "--listen",
-            "127.0.0.1:0",
-            "--allow",
-            "edge=127.0.0.1",
-            "--database-url",
-            &url,
-            "--http",
-            "127.0.0.1:0",
-        ],
-        2,
-    );
+    let t = start_tracker(&["--allow", "edge=127.0.0.1", "--database-url", &url]);
     let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
     let times = |v: &Value| -> Vec<i64> {
         v["track"]["properties"]["times"]

@@ -395,16 +395,7 @@ fn an_fgms_relays_flight_gets_its_airports_moving_time_and_exports() {
         ),
     )
     .unwrap();
-    let t = Lobby::start(
-        &[
-            "tracker",
-            "--config",
-            cfg.to_str().unwrap(),
-            "--http",
-            "127.0.0.1:0",
-        ],
-        2,
-    );
+    let t = start_tracker_config(&cfg);
     let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
     let mut s = std::net::TcpStream::connect(tracker).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();

@@ -176,6 +176,25 @@ pub fn start_relay(extra: &[&str]) -> Lobby {
     Lobby::start(&args, 2)
 }
 
+/// `lobby tracker --config CONFIG` with HTTP on 127.0.0.1 port 0.
+pub fn start_tracker_config(config: &std::path::Path) -> Lobby {
+    let config = config.to_str().unwrap();
+    Lobby::start(&["tracker", "--config", config, "--http", "127.0.0.1:0"], 2)
+}
+
+/// `lobby tracker` listening and serving HTTP on 127.0.0.1 port 0, plus `extra` flags.
+pub fn start_tracker(extra: &[&str]) -> Lobby {
+    let mut args = vec![
+        "tracker",
+        "--listen",
+        "127.0.0.1:0",
+        "--http",
+        "127.0.0.1:0",
+    ];
+    args.extend_from_slice(extra);
+    Lobby::start(&args, 2)
+}
+
 /// Reads the telnet pilot list.
 pub fn telnet(addr: SocketAddr) -> String {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("telnet connect");
