@@ -273,6 +273,9 @@ struct Seen {
     sim_time: f64,
     /// When its last datagram had arrived.
     arrived: std::time::Instant,
+    /// Its clock rate at the last snapshot, kept while no new datagram came to
+    /// measure another (a 1 Hz sender between two snapshots a second apart).
+    clock_rate: Option<f64>,
 }
 
 /// Each pilot's datagram count and clock at the last snapshot, to turn counts into
@@ -290,11 +293,12 @@ impl Rates {
     pub fn apply(&mut self, views: &[PilotView], pilots: &mut [Pilot], now: std::time::Instant) {
         let mut next = HashMap::with_capacity(pilots.len());
         for (v, p) in shown(views).zip(pilots.iter_mut()) {
-            let seen = Seen {
+            let mut seen = Seen {
                 datagrams: v.datagrams,
                 at: now,
                 sim_time: p.sim_time,
                 arrived: now.checked_sub(v.silent_for).unwrap_or(now),
+                clock_rate: None,
             };
             // A count lower than the last is a pilot that left and came back: no rate yet.
             if let Some(last) = self.last.get(&p.callsign) {
@@ -307,9 +311,19 @@ impl Rates {
                     .saturating_duration_since(last.arrived)
                     .as_secs_f64();
                 let sim = seen.sim_time - last.sim_time;
-                if wall >= 0.5 && v.datagrams >= last.datagrams && sim.is_finite() {
+                if v.datagrams < last.datagrams {
+                    p.clock_rate = None; // it left and came back
+                } else if wall >= 0.5 && sim.is_finite() {
                     p.clock_rate = Some(round((sim / wall).clamp(-1000.0, 1000.0), 1));
+                } else {
+                    // Too little came to measure (a 1 Hz sender between two snapshots
+                    // a second apart): the last rate stands, and the next is measured
+                    // from the datagram this one would have been.
+                    p.clock_rate = last.clock_rate;
+                    seen.arrived = last.arrived;
+                    seen.sim_time = last.sim_time;
                 }
+                seen.clock_rate = p.clock_rate;
             }
             next.insert(p.callsign.clone(), seen);
         }

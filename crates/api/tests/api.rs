@@ -497,3 +497,62 @@ fn bad_queries_name_the_parameter() {
         assert!(e.contains(want), "{e}");
     }
 }
+
+#[test]
+fn a_snapshot_with_no_new_datagram_keeps_the_clock_rate_and_streams_nothing() {
+    // Found by the page's benchmark: `lobby load fg` sends once a second, so some
+    // one-second snapshots see no new datagram; the clock rate went to null there
+    // and back, which put all 10,000 pilots in the stream's `changed` every second
+    // (6 MB an update). Failed before: `null` at the snapshot with nothing new.
+    use fgmp::message::{to_bytes, Message, Position};
+    let t0 = Instant::now();
+    let mut e = Engine::new(Config::default(), Arc::new(Stats::default()));
+    let from = "127.0.0.1:5000".parse().unwrap();
+    let send = |e: &mut Engine, secs: f64| {
+        let mut body = Position::at("Aircraft/c172p/Models/c172p.xml", [6_378_137.0, 0.0, 0.0]);
+        body.time = 100.0 + secs;
+        let d = to_bytes(&Message::position(
+            fgmp::Callsign::new("ONEHZ").unwrap(),
+            100,
+            body,
+        ));
+        e.handle(
+            &d.unwrap(),
+            from,
+            t0 + Duration::from_secs_f64(secs),
+            &mut Outbox::new(),
+        );
+    };
+    let mut rates = pilots::Rates::default();
+    let mut sent = Sent::default();
+    let mut seen = Vec::new();
+    // Datagrams at 0, 1, 3 and 4 s (none at 2); snapshots at 0.5, 1.5, 2.5, 3.5, 4.5.
+    for (datagram, snapshot) in [
+        (Some(0.0), 0.5),
+        (Some(1.0), 1.5),
+        (None, 2.5),
+        (Some(3.0), 3.5),
+        (Some(4.0), 4.5),
+    ] {
+        if let Some(t) = datagram {
+            send(&mut e, t);
+        }
+        let now = t0 + Duration::from_secs_f64(snapshot);
+        let views = e.pilots_with_datagrams(now);
+        let mut p = pilots::pilots(&views, &clock(now));
+        rates.apply(&views, &mut p, now);
+        let (u, next) = sent.diff(&p, 0);
+        sent = next;
+        seen.push((p[0].clock_rate, u.changed.len()));
+    }
+    assert_eq!(
+        seen,
+        [
+            (None, 0),
+            (Some(1.0), 1),
+            (Some(1.0), 0),
+            (Some(1.0), 0),
+            (Some(1.0), 0)
+        ]
+    );
+}
