@@ -46,8 +46,9 @@ pub struct Update {
     /// Callsigns that are gone (or whose model changed).
     pub left: Vec<String>,
     /// Pilots (whole) whose protocol, ATC status, frequency, transponder, livery,
-    /// variant, chat or lag changed, or whose packet rate moved by 2 Hz and a fifth
-    /// or clock rate by half;
+    /// variant or chat changed, or whose packet rate moved by 2 Hz and a fifth or
+    /// clock rate by half (not the `lag` field alone: `lobby load` stamps a sequence
+    /// number there, and any client may vary it at will);
     /// their position is in `moved` if it changed too.
     #[serde(default)]
     pub changed: Vec<Pilot>,
@@ -73,7 +74,6 @@ type Radio = (
     Option<String>,
     Option<i32>,
     Option<String>,
-    i64,
 );
 
 fn radio(p: &Pilot) -> Radio {
@@ -85,8 +85,6 @@ fn radio(p: &Pilot) -> Radio {
         p.livery.clone(),
         p.variant,
         p.chat.clone(),
-        // lag_s to the hundredth: what the client sends (1 / its send rate).
-        (p.lag_s * 100.0).round() as i64,
     )
 }
 

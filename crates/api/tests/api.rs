@@ -209,7 +209,7 @@ fn a_stream_update_has_joins_moves_and_leaves() {
 }
 
 #[test]
-fn chat_lag_and_a_real_rate_change_are_streamed_and_rate_jitter_is_not() {
+fn chat_and_a_real_rate_change_are_streamed_and_rate_jitter_and_lag_are_not() {
     let at = |chat: Option<&str>, rate: Option<f64>, lag: f64| pilots::Pilot {
         chat: chat.map(str::to_string),
         rate_hz: rate,
@@ -229,6 +229,9 @@ fn chat_lag_and_a_real_rate_change_are_streamed_and_rate_jitter_is_not() {
         assert!(u.is_empty(), "{r} Hz: {u:?}");
         s = next;
     }
+    // The lag alone changing is not streamed (load generators stamp it).
+    let (u, s) = s.diff(&[at(Some("hello"), Some(10.0), 7.0)], 4);
+    assert!(u.is_empty(), "{u:?}");
     // Halving the rate (and the lag it sends doubling) is a change, sent once.
     let (u, s) = s.diff(&[at(Some("hello"), Some(5.0), 0.2)], 5);
     assert_eq!(u.changed.len(), 1);
