@@ -846,3 +846,42 @@ fn a_relay_reporting_floods_through_the_tracker_cannot_grow_the_flight_log() {
     t.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_listed_relay_holds_at_most_four_connections_at_once() {
+    // The per-source cap (`MAX_PER_IP`) over real sockets (it was tested only in the
+    // shared limiter): a listed relay's address that opens more than four
+    // connections has the fifth closed at once, counted, and gets in again when one
+    // of its four closes.
+    let dir = tmpdir("percap");
+    let t = tracker_with(&dir, "");
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    let mut held: Vec<TcpStream> = (0..4)
+        .map(|_| TcpStream::connect(tracker).unwrap())
+        .collect();
+    // The four are served: each gets its identification answered.
+    for s in &mut held {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0")
+            .unwrap();
+        let mut got = [0u8; 64];
+        let n = s.read(&mut got).unwrap();
+        assert_eq!(&got[..n], b"IDENTIFIED edge\0");
+    }
+    let mut fifth = TcpStream::connect(tracker).unwrap();
+    fifth
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = fifth.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0");
+    let _ = fifth.read_to_end(&mut got);
+    assert!(got.is_empty(), "the fifth is closed unanswered: {got:?}");
+    let (_, st) = json(http, "/stats");
+    assert_eq!(st["tracker"]["refused_cap"], 1, "{st}");
+    drop(held.pop());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while identify(tracker, "") != "IDENTIFIED edge\0" {
+        assert!(Instant::now() < deadline, "no place freed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
