@@ -441,6 +441,32 @@ mod tests {
     }
 
     #[test]
+    fn a_model_or_callsign_past_its_bound_is_ignored_at_the_bound_kept() {
+        let m = |n: usize| "m".repeat(n);
+        for kind in ["CONNECT", "DISCONNECT"] {
+            let at = format!("{kind} Pilot1 test {} 2026-12-01 20:00:00", m(MAX_MODEL));
+            assert!(
+                matches!(parse_line(&at), Parsed::Line(_)),
+                "{kind} at the bound"
+            );
+            let past = format!(
+                "{kind} Pilot1 test {} 2026-12-01 20:00:00",
+                m(MAX_MODEL + 1)
+            );
+            assert_eq!(
+                parse_line(&past),
+                Parsed::Ignored("model longer than 128 bytes")
+            );
+        }
+        let cs = "C".repeat(MAX_CALLSIGN + 1);
+        let past = format!("CONNECT {cs} test c172p 2026-12-01 20:00:00");
+        assert_eq!(
+            parse_line(&past),
+            Parsed::Ignored("callsign longer than 16 bytes")
+        );
+    }
+
+    #[test]
     fn parses_what_fgms_writes() {
         assert_eq!(
             parse_line("CONNECT Pilot1 test c172p 2026-12-01 20:00:00"),
