@@ -4,10 +4,11 @@
 // /api/pilots/stream. Its view (centre, zoom, selection, panel, filters) lives in the
 // URL (mapview.ts).
 
-import { geoNaturalEarth1, geoPath, geoGraticule10 } from 'd3-geo';
+import { geoNaturalEarth1, geoPath, geoGraticule10, type GeoPermissibleObjects, type GeoSphere } from 'd3-geo';
 import { select } from 'd3-selection';
 import { zoom, zoomIdentity } from 'd3-zoom';
 import { feature } from 'topojson-client';
+import type { Topology } from 'topojson-specification';
 import { $, h, int, utc, ago, getJson } from './util';
 import { CLASSES, LABELS, classIndex, buildSprites, type Sprite, type Class } from './symbols';
 import { airportsWanted, drawAirports, initAirports } from './airports';
@@ -73,9 +74,10 @@ let ctx: CanvasRenderingContext2D;
 let octx: CanvasRenderingContext2D;
 let width = 0, height = 0, dpr = 1;
 const projection = geoNaturalEarth1();
-let land: unknown = null;
+const SPHERE: GeoSphere = { type: 'Sphere' };
+let land: GeoPermissibleObjects | null = null;
 /** Natural Earth 1:50m land, read once the map is zoomed in to FINE_K (null until then). */
-let land50: unknown = null;
+let land50: GeoPermissibleObjects | null = null;
 let land50Asked = false;
 let land50Path: Path2D | null = null;
 const FINE_K = 6;
@@ -291,7 +293,7 @@ function resize() {
   const o = octx.canvas;
   o.width = c.width; o.height = c.height;
   baseDirty = true;
-  projection.fitExtent([[4, 4], [w - 4, hh - 4]], { type: 'Sphere' } as never);
+  projection.fitExtent([[4, 4], [w - 4, hh - 4]], SPHERE);
   zoomer.extent([[0, 0], [w, hh]]).translateExtent([[0, 0], [w, hh]]);
   buildPaths();
   for (const p of pilots.values()) {
@@ -311,10 +313,10 @@ function resize() {
 
 function buildPaths() {
   const path = geoPath(projection);
-  spherePath = new Path2D(path({ type: 'Sphere' } as never) ?? '');
+  spherePath = new Path2D(path(SPHERE) ?? '');
   gratPath = new Path2D(path(geoGraticule10()) ?? '');
-  landPath = land ? new Path2D(path(land as never) ?? '') : null;
-  land50Path = land50 ? new Path2D(path(land50 as never) ?? '') : null;
+  landPath = land ? new Path2D(path(land) ?? '') : null;
+  land50Path = land50 ? new Path2D(path(land50) ?? '') : null;
   baseDirty = true;
 }
 
@@ -375,7 +377,7 @@ function drawBase() {
   }
   if (k >= FINE_K && !land50Asked) {
     land50Asked = true;
-    void fetch('/land-50m.json').then((r) => r.json()).then((topo) => {
+    void fetch('/land-50m.json').then((r) => r.json()).then((topo: Topology) => {
       land50 = feature(topo, topo.objects.land);
       buildPaths();
       scheduleDraw();
@@ -836,11 +838,11 @@ function connect() {
   es?.close();
   es = new EventSource('/api/pilots/stream');
   es.onopen = () => status('live', 'live');
-  const handle = (apply: (data: never) => void) => (e: MessageEvent) => {
+  const handle = <T>(apply: (data: T) => void) => (e: MessageEvent<string>) => {
     const t0 = performance.now();
     streamChars += e.data.length;
     streamEvents++;
-    const data = JSON.parse(e.data) as never;
+    const data = JSON.parse(e.data) as T;
     const t1 = performance.now();
     apply(data);
     const t2 = performance.now();
@@ -862,8 +864,8 @@ function connect() {
     for (const f of listeners.update) f();
     panelMs = performance.now() - t4;
   };
-  es.addEventListener('snapshot', handle((s: Snapshot) => { snapshots++; applySnapshot(s); for (const f of listeners.snapshot) f(); }) as EventListener);
-  es.addEventListener('update', handle((u: Update) => applyUpdate(u)) as EventListener);
+  es.addEventListener('snapshot', handle<Snapshot>((s) => { snapshots++; applySnapshot(s); for (const f of listeners.snapshot) f(); }));
+  es.addEventListener('update', handle<Update>((u) => applyUpdate(u)));
   es.addEventListener('chat', ((e: MessageEvent) => {
     streamChars += e.data.length;
     streamEvents++;
@@ -876,7 +878,7 @@ function connect() {
       if (mine.length) { selectedChat.push(...mine); showDetails(); }
     }
     for (const f of listeners.chat) f(lines);
-  }) as EventListener);
+  }));
   es.onerror = async () => {
     if (es?.readyState !== EventSource.CLOSED) { status('reconnecting', 'bad'); return; }
     // The browser gave up (an HTTP error): find out why, then try again later.
@@ -940,7 +942,7 @@ export function initMap(isVisible: () => boolean) {
     for (const f of listeners.update) f();
   });
   new ResizeObserver(() => resize()).observe($('map-wrap'));
-  void fetch('/land.json').then((r) => r.json()).then((topo) => {
+  void fetch('/land.json').then((r) => r.json()).then((topo: Topology) => {
     land = feature(topo, topo.objects.land);
     buildPaths();
     draw();
