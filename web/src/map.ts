@@ -13,22 +13,16 @@ import { $, h, int, utc, ago, getJson } from './util';
 import { CLASSES, LABELS, classIndex, buildSprites, type Sprite, type Class } from './symbols';
 import { airportsWanted, drawAirports, initAirports } from './airports';
 import * as mv from './mapview';
+import type { components } from './api.gen';
 
-/** A pilot as /api/pilots and the stream's `joined` carry it. */
-export interface ApiPilot {
-  callsign: string; model: string; aircraft: string; aircraft_name?: string; class?: string;
-  lat: number; lon: number; alt_ft: number; heading: number;
-  pitch?: number | null; roll?: number | null; ground_speed_kt: number;
-  local: boolean; relay: string | null; online_since: number; last_seen?: number;
-  protocol?: number | null; atc?: boolean; chat?: string | null; frequency_mhz?: number | null;
-  transponder?: { code: number | null; altitude_ft: number | null; ident: boolean | null; mode: number | null } | null;
-  livery?: string | null; variant?: number | null; rate_hz?: number | null; lag_s?: number | null;
-}
-/** A chat line, as /api/chat and the stream's `chat` events carry it. */
-export interface ChatLine { id: number; at: number; callsign: string; text: string; lat: number; lon: number; frequency_mhz: number | null; atc: boolean }
-interface Snapshot { generated_at: number; online: number; pilots: ApiPilot[] }
+type Schemas = components['schemas'];
+/** A pilot as /api/pilots and the stream's `joined` and `changed` carry it. */
+export type ApiPilot = Schemas['Pilot'];
+type ChatLine = Schemas['ChatLine'];
+type Snapshot = Schemas['PilotsBody'];
+/** A `moved` entry: callsign, lat, lon, alt_ft, heading, ground_speed_kt (the document says only "array"). */
 type Moved = [string, number, number, number, number, number];
-interface Update { generated_at: number; online: number; joined?: ApiPilot[]; moved?: Moved[]; left?: string[]; changed?: ApiPilot[] }
+type Update = Omit<Schemas['Update'], 'moved'> & { moved?: Moved[] };
 
 /** Trail: one point every TRAIL_STEP seconds, at most TRAIL_POINTS (5 minutes). */
 const TRAIL_POINTS = 30;
@@ -109,13 +103,9 @@ export const listeners = {
 };
 
 /** The flight log of the selected callsign (null: none, or no flight log here). */
-interface FlightEntry {
-  id: number; callsign: string; model: string; relay: string; start: number; end: number | null;
-  duration_s: number; distance_nm: number; max_alt_ft: number | null; samples: number;
-  aircraft_name?: string; departure?: string | null; arrival?: string | null; moving_s?: number | null;
-}
-interface FlightsBody { generated_at: number; flights: FlightEntry[]; next_before: number | null }
-interface FlightBody { flight: FlightEntry; track: { geometry: { coordinates: [number, number, number][] } } }
+type FlightEntry = Schemas['FlightEntry'];
+type FlightsBody = Schemas['FlightsBody'];
+type FlightBody = Schemas['FlightBody'];
 let selectedFlights: FlightEntry[] | null = null;
 /** Today's tracks of the selected callsign: lon/lat per point, one array per flight. */
 let selectedTracks: Float32Array[] = [];
@@ -178,7 +168,7 @@ function add(a: ApiPilot, now: number) {
     callsign: a.callsign, model: a.model ?? '', aircraft: a.aircraft ?? '',
     key: keyOf(a), cls: classIndex(a.class), info: a, sx: 0, sy: 0, drawn: NOT_DRAWN,
     lat: a.lat, lon: a.lon, alt_ft: a.alt_ft, heading: a.heading, ground_speed_kt: a.ground_speed_kt,
-    local: a.local, relay: a.relay, online_since: a.online_since,
+    local: a.local, relay: a.relay ?? null, online_since: a.online_since,
     x: 0, y: 0, a: 0,
     tll: new Float32Array(2 * TRAIL_POINTS), txy: new Float32Array(2 * TRAIL_POINTS), tt: new Uint32Array(TRAIL_POINTS), tn: 0, th: 0,
     shown: false,
@@ -642,7 +632,7 @@ const MODES = ['off', 'standby', 'test', 'ground', 'on', 'alt'];
 function transponder(x: ApiPilot['transponder']): string {
   if (!x) return '–';
   const code = x.code === null ? '–' : x.code === -9999 ? 'off' : String(x.code).padStart(4, '0');
-  const mode = x.mode === null ? '' : ` · ${MODES[x.mode] ?? `mode ${x.mode}`}`;
+  const mode = x.mode === null || x.mode === undefined ? '' : ` · ${MODES[x.mode] ?? `mode ${x.mode}`}`;
   return `${code}${mode}${x.ident ? ' · IDENT' : ''}${x.altitude_ft !== null ? ` · ${int(x.altitude_ft)} ft` : ''}`;
 }
 export function freq(f: number | null | undefined): string {
@@ -716,7 +706,7 @@ export async function select_(cs: string | null, follow = false) {
   if (view.follow) followSelected();
   const [r, chat] = await Promise.all([
     getJson<Snapshot>(`/api/pilots?callsign=${encodeURIComponent(cs)}`),
-    getJson<{ lines: ChatLine[] }>(`/api/chat?callsign=${encodeURIComponent(cs)}&limit=100`),
+    getJson<Schemas['ChatBody']>(`/api/chat?callsign=${encodeURIComponent(cs)}&limit=100`),
   ]);
   if (selected !== cs) return;
   selectedExtra = r.body?.pilots?.find((q) => q.callsign === cs) ?? null;

@@ -4,10 +4,11 @@
 
 import { $, h, ago, getJson, poller, copyText } from './util';
 import * as sv from './serverview';
-import { Server, Key, View, nameOf } from './serverview';
+import { type Server, type Key, type View, nameOf } from './serverview';
+import type { components } from './api.gen';
 import { initDetails, openDetail, refreshDetail, detailRow, copyJoin, detailHooks } from './serverdetail';
 
-interface Servers { generated_at: number; total: number; servers: Server[] }
+type Servers = components['schemas']['ServersBody'];
 
 const COLS = 10;
 /**

@@ -5,14 +5,10 @@
 // localStorage (this browser only).
 
 import { stored, store } from './util';
+import type { components } from './api.gen';
 
-export interface Server {
-  address: string; name?: string | null; hostname?: string | null;
-  gamedir: string; map: string; players: number; max: number; bots: number;
-  password: boolean; dedicated: boolean; os: string; nat: boolean; version: string;
-  protocol: number; region: number; registered_since: number; last_heartbeat: number;
-  sources?: string[]; ping_ms?: number | null;
-}
+/** A server as /api/servers lists it. */
+export type Server = components['schemas']['ServerEntry'];
 
 export const KEYS = ['fav', 'name', 'map', 'players', 'ping', 'gamedir', 'nat', 'version', 'since', 'address'] as const;
 export type Key = (typeof KEYS)[number];
@@ -92,7 +88,7 @@ export function filtered(v: View): boolean {
 }
 
 export function nameOf(s: Server): string {
-  return (s.name ?? s.hostname ?? '').trim() || s.address;
+  return (s.name ?? '').trim() || s.address;
 }
 
 export function protocolName(p: number | null | undefined): string {
