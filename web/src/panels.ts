@@ -15,7 +15,8 @@ import { $, h, int, utc, getJson, poller } from './util';
 import { mapApi, view, listeners, select_, centreOn, freq, type Pilot } from './map';
 import type { components } from './api.gen';
 import { CLASSES, LABELS, symbolCanvas } from './symbols';
-import { PANELS, SORTS, distanceNm, sameFreq, type Panel, type Sort } from './mapview';
+import { PANELS, SORTS, sameFreq, type Panel, type Sort } from './mapview';
+import { distanceNm } from './geo';
 
 /** Rows drawn at most in the pilot and chat lists. */
 const MAX_ROWS = 200;
