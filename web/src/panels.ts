@@ -12,7 +12,8 @@
 // And the legend of the aircraft symbols.
 
 import { $, h, int, utc, getJson, poller } from './util';
-import { mapApi, view, listeners, select_, centreOn, freq, type Pilot } from './map';
+import { mapApi, view, listeners, select_, centreOn, type Pilot } from './map';
+import { freq } from './mapdetails';
 import type { components } from './api.gen';
 import { CLASSES, LABELS, symbolCanvas } from './symbols';
 import { PANELS, SORTS, sameFreq, type Panel, type Sort } from './mapview';
