@@ -310,7 +310,9 @@ export function applyUpdate(s: MapState, u: Update) {
     for (const c of u.changed) {
       const p = s.pilots.get(c.callsign);
       if (!p) continue;
-      // `changed` does not carry chat, rate or lag: keep what `joined` said.
+      // Chat, rate and lag are kept from `joined`, as the page always did (docs/API.md now
+      // sends whole pilots in `changed`; nothing reads these three from here: the details
+      // take them from /api/pilots and the chat stream).
       p.info = { ...p.info, ...c, chat: p.info.chat, rate_hz: p.info.rate_hz, lag_s: p.info.lag_s };
       p.cls = classIndex(p.info.class);
       p.key = keyOf(p.info);
