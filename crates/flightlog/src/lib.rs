@@ -43,9 +43,9 @@ pub mod flights;
 pub mod logbook;
 pub mod rows;
 pub mod share;
-pub mod tracked;
 #[cfg(feature = "store")]
 pub mod store;
+pub mod tracked;
 
 pub use flights::{Fix, Flights, Op, Report, Totals};
 

@@ -3,7 +3,6 @@
 //! state file) and how a change is checked, saved and applied.
 
 use crate::http::reply::error;
-use lifecycle::{lock, Tasks};
 use crate::services::relay::RelayControl;
 use anyhow::{Context, Result};
 use api::admin::{ChangeBody, DeletedEntry, ListBody, ListEntry};
@@ -16,6 +15,7 @@ use config::overlay::{
 use config::tokens::{parse_tokens, who, Token};
 use config::AdminSection;
 use ipnet::IpNet;
+use lifecycle::{lock, Tasks};
 use std::net::SocketAddr;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
