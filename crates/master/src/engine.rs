@@ -1,7 +1,8 @@
 //! The master state machine.
 
 use crate::bans::{parse_net, Bans, MAX_BANS};
-use crate::challenge::{admin_hash, constant_time_eq, Challenges};
+use crate::challenge::{admin_hash, Challenges};
+use subtle::ConstantTimeEq;
 use crate::config::Config;
 use crate::ratelimit::{source_key, RateLimiter, Verdict};
 use crate::state::{SavedServer, SavedState, STATE_VERSION};
@@ -649,7 +650,7 @@ impl Engine {
                 &self.config.hash_key,
                 &self.config.hash_personal,
             );
-            if constant_time_eq(&want, &cmd.hash) && who.is_none() {
+            if bool::from(want.ct_eq(&cmd.hash)) && who.is_none() {
                 who = Some(a.name.clone());
             }
         }

@@ -19,7 +19,7 @@ use crate::services::history::{History, Input};
 use anyhow::Result;
 use config::AllowedRelay;
 use flightlog::flights::{Fix, Report};
-use master::challenge::constant_time_eq;
+use subtle::ConstantTimeEq;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -107,7 +107,7 @@ pub fn admit<'a>(
         .ok_or(Refused::NotListed)?;
     match (&r.secret, secret) {
         (None, _) => Ok(&r.name),
-        (Some(want), Some(got)) if constant_time_eq(want.as_bytes(), got.as_bytes()) => Ok(&r.name),
+        (Some(want), Some(got)) if bool::from(want.as_bytes().ct_eq(got.as_bytes())) => Ok(&r.name),
         _ => Err(Refused::WrongSecret),
     }
 }
