@@ -81,7 +81,7 @@ fn elsewhere(n: usize) -> Vec<[f64; 3]> {
             let p = ecef(lat, lon);
             if airports
                 .iter()
-                .all(|&a| fgmp::geo::distance_nm(a, p) > 250.0)
+                .all(|&a| fgmp::geo::chord_nm(a, p) > 250.0)
             {
                 out.push(p);
             }
