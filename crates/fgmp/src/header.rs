@@ -1,8 +1,8 @@
 //! The 32-byte header every FlightGear multiplayer datagram starts with.
 
-use wire::{put_u32_be, Cursor};
 use crate::{Error, HEADER_LEN, MAGIC_CLIENT, MAGIC_RELAY};
 use std::fmt;
+use wire::{put_u32_be, Cursor};
 
 /// Which magic a datagram carries: a client's `FGFS` or a relay's `SFGF`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,13 +1,13 @@
 //! Whole datagrams: strict validation, the relay's zero-copy routing view, and
 //! typed position / chat / ping messages with their encoders.
 
-use wire::{f64_be_at, put_f32_be, put_f64_be, put_u32_be, u32_be_at, Cursor};
 use crate::header::{Header, Magic, MsgId};
 use crate::props::PropertyList;
 use crate::{
     Callsign, Error, CHAT_LEN, HEADER_LEN, MAX_DATAGRAM, POSITION_BODY_LEN, POSITION_MIN_LEN,
     VERSION,
 };
+use wire::{f64_be_at, put_f32_be, put_f64_be, put_u32_be, u32_be_at, Cursor};
 
 /// Offset of the ECEF position (3 × f64) in a position datagram.
 pub const POSITION_OFFSET: usize = 144;
@@ -81,7 +81,8 @@ impl RoutingInfo {
                 let p = [
                     f64_be_at(datagram, POSITION_OFFSET).ok_or(Error::PositionTooShort(len))?,
                     f64_be_at(datagram, POSITION_OFFSET + 8).ok_or(Error::PositionTooShort(len))?,
-                    f64_be_at(datagram, POSITION_OFFSET + 16).ok_or(Error::PositionTooShort(len))?,
+                    f64_be_at(datagram, POSITION_OFFSET + 16)
+                        .ok_or(Error::PositionTooShort(len))?,
                 ];
                 check_position(p)?;
                 Some(p)

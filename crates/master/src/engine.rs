@@ -2,7 +2,6 @@
 
 use crate::bans::{parse_net, Bans, MAX_BANS};
 use crate::challenge::{admin_hash, Challenges};
-use subtle::ConstantTimeEq;
 use crate::config::Config;
 use crate::ratelimit::{source_key, RateLimiter, Verdict};
 use crate::state::{SavedServer, SavedState, STATE_VERSION};
@@ -13,6 +12,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use subtle::ConstantTimeEq;
 use xash::admin::{AdminChallengeReply, AdminChallengeRequest, AdminCommand, AdminReply};
 use xash::filter::{Filter, Version};
 use xash::info::InfoString;

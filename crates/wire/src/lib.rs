@@ -124,9 +124,10 @@ impl<'a> Cursor<'a> {
     /// A NUL-terminated string (the NUL is consumed, not returned).
     pub fn cstr(&mut self) -> Result<&'a [u8], Unterminated> {
         let rest = self.rest();
-        let n = rest.iter().position(|&b| b == 0).ok_or(Unterminated {
-            offset: self.pos,
-        })?;
+        let n = rest
+            .iter()
+            .position(|&b| b == 0)
+            .ok_or(Unterminated { offset: self.pos })?;
         self.pos += n + 1;
         Ok(&rest[..n])
     }
@@ -272,7 +273,9 @@ mod tests {
         let mut c = Cursor::new(&[0x46, 0x47, 0x46, 0x53, 0x3f, 0x80, 0, 0]);
         assert_eq!(c.u32_be().unwrap(), 0x4647_4653);
         assert_eq!(c.f32_be().unwrap(), 1.0);
-        let mut c = Cursor::new(&[0x01, 0x02, 0x01, 0x02, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x80, 0x3f]);
+        let mut c = Cursor::new(&[
+            0x01, 0x02, 0x01, 0x02, 0xff, 0xff, 0xff, 0xff, 0, 0, 0x80, 0x3f,
+        ]);
         assert_eq!(c.u16_le().unwrap(), 0x0201);
         assert_eq!(c.u16_be().unwrap(), 0x0102);
         assert_eq!(c.i32_le().unwrap(), -1);

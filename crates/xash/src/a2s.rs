@@ -26,8 +26,8 @@
 //! Replies that were split into `FE FF FF FF` fragments must be put back together
 //! with [`crate::split::Reassembler`] before they are decoded here.
 
-use wire::{put_cstr, Cursor};
 use crate::{Error, OOB};
+use wire::{put_cstr, Cursor};
 
 /// The challenge value a client sends when it has none yet (`FF FF FF FF`); servers
 /// that require challenges answer it with a [`ChallengeReply`].

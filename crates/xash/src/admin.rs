@@ -7,8 +7,8 @@
 //!    hash = BLAKE2b(len, key, personal)(password ‖ hash challenge LE): no password on the wire;
 //! 4. master → client (lobby only), `FF×4 adminreply ok|error <text>`.
 
-use wire::Cursor;
 use crate::Error;
+use wire::Cursor;
 
 /// `adminchallenge` (raw, exactly these 14 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,7 +126,8 @@ impl AdminReply {
     pub fn decode(p: &[u8]) -> Result<Self, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        let t = std::str::from_utf8(c.take_rest()).map_err(|_| Error::InvalidField("reply text"))?;
+        let t =
+            std::str::from_utf8(c.take_rest()).map_err(|_| Error::InvalidField("reply text"))?;
         let (status, text) = t.split_once(' ').unwrap_or((t, ""));
         let ok = match status {
             "ok" => true,

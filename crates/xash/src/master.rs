@@ -1,11 +1,11 @@
 //! The master half of the protocol: heartbeat, challenge, server info, shutdown,
 //! scan request, server list, NAT connect. Byte-exact with the real engine.
 
-use wire::Cursor;
 use crate::filter::{flags, Version};
 use crate::info::{parse_flag, parse_num, InfoString};
 use crate::{Error, OOB};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use wire::Cursor;
 
 /// `S2M_HEARTBEAT`: raw `q\xff` + u32 heartbeat challenge (6 bytes), or the legacy
 /// 2-byte form without a challenge.
@@ -595,7 +595,8 @@ impl NatConnect {
     pub fn decode(p: &[u8]) -> Result<NatConnect, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        let text = std::str::from_utf8(c.take_rest()).map_err(|_| Error::InvalidField("address"))?;
+        let text =
+            std::str::from_utf8(c.take_rest()).map_err(|_| Error::InvalidField("address"))?;
         let client = text
             .trim_end_matches(['\n', '\0'])
             .parse()

@@ -45,8 +45,8 @@
 
 use std::time::{Duration, Instant};
 
-use wire::Cursor;
 use crate::{Error, OOB};
+use wire::Cursor;
 
 /// The split marker: i32 -2, little-endian.
 pub const SPLIT_HEADER: [u8; 4] = [0xfe, 0xff, 0xff, 0xff];

@@ -2,9 +2,9 @@
 //! info-string reply or `wrong version` line. All are `FF×4` + text, no NUL
 //! (the engine's `Netchan_OutOfBandPrint`).
 
-use wire::Cursor;
 use crate::info::InfoString;
 use crate::{Error, OOB};
+use wire::Cursor;
 
 /// A ping in either spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

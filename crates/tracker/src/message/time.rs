@@ -53,7 +53,11 @@ pub fn parse_time(date: &str, time: &str) -> Option<i64> {
         [&t[0..2], &t[3..5], &t[6..8]].map(|f| digits(f).and_then(|n| u8::try_from(n).ok()));
     let date = Date::from_calendar_date(year, month, day).ok()?;
     let clock = Time::from_hms(hour?, minute?, second?).ok()?;
-    Some(PrimitiveDateTime::new(date, clock).assume_utc().unix_timestamp())
+    Some(
+        PrimitiveDateTime::new(date, clock)
+            .assume_utc()
+            .unix_timestamp(),
+    )
 }
 
 #[cfg(test)]
