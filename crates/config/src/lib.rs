@@ -12,7 +12,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::Path;
 use std::time::Duration;
 
-mod admin;
+pub mod admin;
 mod dns;
 pub mod fgms_conf;
 #[cfg(feature = "flags")]

@@ -15,6 +15,10 @@
 //! - [`masterlist`]: how the engine reads a list, line by line;
 //! - [`beside_master`]: what the list reads of the master (heartbeats, bans) and
 //!   the cache of the served bodies;
+//! - [`merged`]: the master's heard servers and the curated list's published ones
+//!   as one list;
+//! - [`names`]: the names of the master's listed servers, asked by a bounded
+//!   poller, for `/api/servers` and the page;
 //! - [`driver`]: the tokio side (sockets, resolver, the one-shot probe);
 //! - `details` (feature `details`): a listed server asked for the page, the heat
 //!   maps;
@@ -35,6 +39,8 @@ pub mod export;
 pub mod fetch;
 pub mod lists;
 pub mod masterlist;
+pub mod merged;
+pub mod names;
 pub mod prober;
 pub mod publish;
 pub mod registration;

@@ -375,9 +375,9 @@ impl Publisher {
     }
 }
 
-/// The curated list's published servers into `list` (ordered by address): those
-/// also in the master's table gain the `curated` source, the others are added from
-/// their last answer (a forced one that never answered has nothing to show).
+/// The curated list's published servers merged into `list` (ordered by address):
+/// those also in the master's table gain the `curated` source, the others are added
+/// from their last answer ([`serverlist::merged::merge`]).
 fn curated_servers(
     l: &crate::services::master::list::List,
     list: &mut Vec<(std::net::SocketAddr, ServerEntry)>,
@@ -385,37 +385,28 @@ fn curated_servers(
 ) {
     let grace = lock(&l.options).grace;
     let published = lock(&l.catalog).published(now, grace);
-    let at: std::collections::HashMap<std::net::SocketAddr, usize> =
-        list.iter().enumerate().map(|(i, (a, _))| (*a, i)).collect();
-    for p in published {
-        let names = serverlist::catalog::source::names(p.sources);
-        if let Some((_, s)) = at.get(&p.addr).and_then(|&i| list.get_mut(i)) {
-            s.sources.extend(
-                names
-                    .into_iter()
-                    .filter(|n| *n != "heartbeat")
-                    .map(String::from),
-            );
-            continue;
-        }
-        let Some(a) = p.answer else { continue };
-        let entry = api::servers::probed(api::servers::Probed {
-            address: p.addr.to_string(),
-            gamedir: p.gamedir,
-            name: query::strip_colors(&a.info.name),
-            map: a.info.map,
-            players: a.info.players,
-            max: a.info.max,
-            bots: a.info.bots,
-            password: a.info.password,
-            version: a.info.version,
-            protocol: a.info.protocol,
-            at: a.at.max(0) as u64,
-            first_seen: a.first_seen.max(0) as u64,
-            ping_ms: a.ping_ms,
-            sources: names.into_iter().map(String::from).collect(),
-        });
-        list.push((p.addr, entry));
-    }
-    list.sort_by_key(|(a, _)| *a);
+    serverlist::merged::merge(
+        list,
+        published,
+        |_| true,
+        |s, names| s.sources.extend(names.into_iter().map(String::from)),
+        |p, a, names| {
+            api::servers::probed(api::servers::Probed {
+                address: p.addr.to_string(),
+                gamedir: p.gamedir.clone(),
+                name: query::strip_colors(&a.info.name),
+                map: a.info.map.clone(),
+                players: a.info.players,
+                max: a.info.max,
+                bots: a.info.bots,
+                password: a.info.password,
+                version: a.info.version.clone(),
+                protocol: a.info.protocol,
+                at: a.at.max(0) as u64,
+                first_seen: a.first_seen.max(0) as u64,
+                ping_ms: a.ping_ms,
+                sources: names.into_iter().map(String::from).collect(),
+            })
+        },
+    );
 }

@@ -17,7 +17,7 @@ pub struct Sources {
     /// The relay's configured peer names and their addresses.
     pub peers: Option<Arc<Mutex<crate::services::relay::peers::PeerState>>>,
     /// The master's listed servers' names, when it asks for them.
-    pub names: Option<crate::services::master::names::Names>,
+    pub names: Option<serverlist::names::Names>,
     /// The HTTP-era server list beside the master.
     pub list: Option<crate::services::master::list::List>,
     /// The flight log, when this process keeps one.

@@ -221,7 +221,7 @@ impl History {
         &self,
         sup: &Supervisor,
         master: Arc<Mutex<master::Engine>>,
-        names: Option<crate::services::master::names::Names>,
+        names: Option<serverlist::names::Names>,
         list: crate::services::master::list::List,
         every: Duration,
     ) {
@@ -261,17 +261,14 @@ impl History {
                     }
                 }
                 let fresh = at - every.as_secs() as i64;
-                let heard: std::collections::HashSet<std::net::SocketAddr> =
-                    samples.iter().map(|(a, _)| *a).collect();
                 let grace = lock(&list.options).grace;
-                for p in lock(&list.catalog).published(at, grace) {
-                    let Some(a) = p.answer.filter(|a| a.at >= fresh) else {
-                        continue;
-                    };
-                    if heard.contains(&p.addr) {
-                        continue;
-                    }
-                    let s = ServerSample {
+                let published = lock(&list.catalog).published(at, grace);
+                serverlist::merged::merge(
+                    &mut samples,
+                    published,
+                    |a| a.at >= fresh,
+                    |_, _| {},
+                    |p, a, _| ServerSample {
                         address: p.addr.to_string(),
                         gamedir: p.gamedir.clone(),
                         name: Some(query::strip_colors(&a.info.name)),
@@ -279,9 +276,8 @@ impl History {
                         players: i64::from(a.info.players),
                         max: i64::from(a.info.max),
                         map: a.info.map.clone(),
-                    };
-                    samples.push((p.addr, s));
-                }
+                    },
+                );
                 let samples: Vec<ServerSample> = samples.into_iter().map(|(_, s)| s).collect();
                 if !samples.is_empty() {
                     me.send(Input::Servers(samples));

@@ -4,20 +4,20 @@
 
 use crate::http::reply::error;
 use crate::services::relay::RelayControl;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use api::admin::{ChangeBody, DeletedEntry, ListBody, ListEntry};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::Response;
+use config::admin::Access;
 use config::overlay::{
     canonical, canonical_file, check_entry, file_list, overlaid, parse_list, relay_config, Change,
     List, Outcome, Overlay,
 };
-use config::tokens::{parse_tokens, who, Token};
+use config::tokens::who;
 use config::AdminSection;
-use ipnet::IpNet;
 use lifecycle::{lock, Tasks};
 use std::net::SocketAddr;
-use std::path::{Path as FsPath, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::SystemTime;
@@ -27,13 +27,6 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = v.trim().split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
-}
-
-/// Who may use the admin API (replaced at every reload).
-struct Access {
-    /// Empty: the admin API is off.
-    tokens: Vec<Token>,
-    allow: Vec<IpNet>,
 }
 
 /// The admin API's Prometheus families, in `/metrics` and docs order.
@@ -88,32 +81,6 @@ struct Lists {
     state_file: Option<PathBuf>,
 }
 
-/// The saved run-time changes `[admin]` names: none while the API is off (they apply
-/// only with it on), none yet when the file does not exist.
-fn read_state(s: &AdminSection, on: bool) -> Result<(Option<PathBuf>, Overlay)> {
-    let state_file = (on && !s.state_file.is_empty()).then(|| PathBuf::from(&s.state_file));
-    let overlay = match &state_file {
-        Some(p) => match std::fs::read_to_string(p) {
-            Ok(text) => {
-                let mut o = Overlay::from_json(&text)
-                    .map_err(anyhow::Error::msg)
-                    .with_context(|| format!("admin.state_file {}", p.display()))?;
-                for c in &mut o.changes {
-                    c.value = canonical(c.list, &c.value);
-                }
-                o
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Overlay::default(),
-            Err(e) => {
-                return Err(e)
-                    .with_context(|| format!("cannot read admin.state_file {}", p.display()))
-            }
-        },
-        None => Overlay::default(),
-    };
-    Ok((state_file, overlay))
-}
-
 /// The admin API's state, shared by the handlers and the reload path.
 pub struct Admin {
     access: RwLock<Access>,
@@ -132,31 +99,13 @@ pub struct Admin {
     pub stats: Arc<AdminStats>,
 }
 
+/// `[admin]`'s access, with a warning when the tokens file is readable by others.
 fn read_access(s: &AdminSection) -> Result<Access> {
-    let allow = s
-        .allow
-        .iter()
-        .map(|a| config::net(a).with_context(|| "admin.allow"))
-        .collect::<Result<Vec<_>>>()?;
-    if s.tokens_file.is_empty() {
-        return Ok(Access {
-            tokens: Vec::new(),
-            allow,
-        });
+    let access = s.read_access()?;
+    if access.readable_by_others {
+        tracing::warn!(file = %s.tokens_file, "admin tokens file is readable by others; chmod o-rwx it");
     }
-    let path = FsPath::new(&s.tokens_file);
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read admin.tokens_file {}", path.display()))?;
-    let tokens = parse_tokens(&text, &path.display().to_string())?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if let Ok(m) = std::fs::metadata(path) {
-            if m.permissions().mode() & 0o007 != 0 {
-                tracing::warn!(file = %path.display(), "admin tokens file is readable by others; chmod o-rwx it");
-            }
-        }
-    }
-    Ok(Access { tokens, allow })
+    Ok(access)
 }
 
 impl Admin {
@@ -165,7 +114,7 @@ impl Admin {
     pub fn load(f: &config::File) -> Result<Arc<Admin>> {
         let access = read_access(&f.admin)?;
         let on = !access.tokens.is_empty();
-        let (state_file, overlay) = read_state(&f.admin, on)?;
+        let (state_file, overlay) = f.admin.read_changes(on)?;
         if on {
             tracing::info!(
                 admins = access.tokens.len(),
@@ -237,7 +186,7 @@ impl Admin {
         let (state_file, overlay) = match kept_in_memory {
             // Nothing is saved: the changes last as long as the process.
             Some(o) => (None, o),
-            None => read_state(&f.admin, on)?,
+            None => f.admin.read_changes(on)?,
         };
         apply(&overlaid(&f, &overlay))?;
         *lock(&self.lists) = Lists {

@@ -1,14 +1,13 @@
 //! The master part: [`master::Engine`] served over UDP, with its state file.
 
 pub mod list;
-pub mod names;
 
-use crate::services::master::names::{poll_loop, NameBook, Names};
 use crate::udp_worker::{self, Replies, Workers};
 use anyhow::{bail, Context, Result};
 use lifecycle::{lock, Stop, Supervisor};
 use master::state::{SavedState, STATE_VERSION};
 use master::{Engine, Stats};
+use serverlist::names::{poll_loop, NameBook, Names};
 use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -181,8 +180,11 @@ impl MasterServer {
         }
         let names = name_refresh.map(|r| {
             let names: Names = Arc::new(Mutex::new(NameBook::new(r)));
-            let task = poll_loop(engine.clone(), names.clone(), sup.stop().clone());
-            sup.spawn_task("master-names", task);
+            let (engine, book, stop) = (engine.clone(), names.clone(), sup.stop().clone());
+            sup.spawn_task("master-names", async move {
+                poll_loop(engine, book, stop.stopped()).await;
+                Ok(())
+            });
             names
         });
         Ok(MasterServer {

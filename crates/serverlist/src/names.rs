@@ -1,4 +1,5 @@
-//! Server names for `/api/servers` and the page's server browser. The master
+//! Server names for `/api/servers` and the page's server browser (the master's
+//! listed servers: [`NameBook`] is pure, [`poll_loop`] its tokio driver). The master
 //! protocol carries no host name (a heartbeat's info string has none), so a bounded
 //! poller asks each listed server for its info, as a client's browser does (the
 //! `query` crate's session: A2S and the Xash dialect), and keeps the name.
@@ -12,10 +13,11 @@
 //! Only servers the master listed, after they proved their address with a
 //! challenge, are ever asked.
 
-use lifecycle::{lock, Stop};
+use crate::driver::lock;
 use query::session::Kind;
 use query::{Outcome, QueryOptions};
 use std::collections::HashMap;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -128,18 +130,21 @@ pub fn clean(raw: &str) -> Option<String> {
 /// Shared between the poller and the API.
 pub type Names = Arc<Mutex<NameBook>>;
 
-/// Asks the due servers every [`ROUND`] until the stop signal.
-pub async fn poll_loop(
+/// Asks the due servers every [`ROUND`] until `stop` completes. A round whose
+/// queries cannot start (no socket: descriptors exhausted, no address family) is
+/// logged and tried again at the next.
+pub async fn poll_loop<S: Future<Output = ()>>(
     engine: Arc<Mutex<master::Engine>>,
     names: Names,
-    stop: Stop,
-) -> anyhow::Result<()> {
+    stop: S,
+) {
     let opts = QueryOptions {
         timeout: Duration::from_millis(800),
         retries: 1,
         concurrency: CONCURRENCY,
         deadline: Some(Duration::from_secs(3)),
     };
+    tokio::pin!(stop);
     loop {
         let listed: Vec<(SocketAddr, bool)> = {
             let e = lock(&engine);
@@ -152,7 +157,7 @@ pub async fn poll_loop(
         if !due.is_empty() {
             let asked = tokio::select! {
                 r = query::run_many(Kind::Info, &due, &opts, |_| {}) => r,
-                _ = stop.stopped() => return Ok(()),
+                _ = &mut stop => return,
             };
             match asked {
                 Ok(results) => {
@@ -166,13 +171,12 @@ pub async fn poll_loop(
                         book.record(addr, name, now);
                     }
                 }
-                // No socket (descriptors exhausted, no address family): try next round.
                 Err(e) => tracing::warn!(error = %e, "cannot ask servers for their names"),
             }
         }
         tokio::select! {
             _ = tokio::time::sleep(ROUND) => {}
-            _ = stop.stopped() => return Ok(()),
+            _ = &mut stop => return,
         }
     }
 }
