@@ -321,7 +321,8 @@ pub struct ChatFilter {
     /// Only this callsign (exact).
     #[serde(default)]
     pub callsign: Option<String>,
-    /// `lat,lon,nm`: only lines sent within nm nautical miles of the point.
+    /// `lat,lon,nm`: only lines sent within nm nautical miles of the point (as
+    /// `GET /api/pilots` reads it).
     #[serde(default, deserialize_with = "crate::params::near")]
     #[param(value_type = Option<String>, example = "64.0,-22.6,10")]
     pub near: Option<(f64, f64, f64)>,

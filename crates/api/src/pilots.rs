@@ -197,8 +197,8 @@ pub struct PilotFilter {
     /// Only this callsign (exact).
     #[serde(default)]
     pub callsign: Option<String>,
-    /// `lat,lon,nm`: only pilots within nm nautical miles of the point (read as
-    /// `.0` lat, `.1` lon, `.2` nm).
+    /// `lat,lon,nm`: only pilots within nm nautical miles of the point (lat
+    /// -90..90, lon -180..180, nm >= 0).
     #[serde(default, deserialize_with = "crate::params::near")]
     #[param(value_type = Option<String>, example = "64.0,-22.6,10")]
     pub near: Option<(f64, f64, f64)>,
