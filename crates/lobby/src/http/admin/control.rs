@@ -2,7 +2,7 @@
 //! force (the configuration file with the run-time changes over it, saved in the
 //! state file) and how a change is checked, saved and applied.
 
-use crate::http::reply::error;
+use crate::http::reply::{error, ApiError};
 use crate::lifecycle::{lock, Tasks};
 use crate::services::relay::RelayControl;
 use anyhow::{Context, Result};
@@ -313,7 +313,6 @@ impl Admin {
     /// Adds or deletes `entry` of `list`: checked, saved, applied, logged. The work
     /// runs in a task of its own that holds the gate, so a client that goes away or
     /// a request timeout cannot stop a change between its save and its application.
-    #[allow(clippy::result_large_err)] // the refusal is the handler's answer, sent at once
     pub async fn change(
         self: &Arc<Self>,
         list: List,
@@ -321,22 +320,19 @@ impl Admin {
         added: bool,
         by: &str,
         peer: Option<SocketAddr>,
-    ) -> Result<ChangeBody, Response> {
+    ) -> Result<ChangeBody, ApiError> {
         let entry = entry.trim();
-        check_entry(list, entry).map_err(|e| error(StatusCode::BAD_REQUEST, e))?;
+        check_entry(list, entry).map_err(ApiError::bad_request)?;
         let entry = canonical(list, entry);
         let Some((_, tasks)) = self.relay.get() else {
-            return Err(error(
-                StatusCode::NOT_FOUND,
-                "no relay runs in this process",
-            ));
+            return Err(ApiError::not_running("relay"));
         };
         let (this, by) = (self.clone(), by.to_string());
         tasks
             .spawn(async move { this.change_now(list, entry, added, by, peer).await })
             .await
             .unwrap_or_else(|e| {
-                Err(error(
+                Err(ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("the change failed: {e}"),
                 ))
@@ -350,13 +346,10 @@ impl Admin {
         added: bool,
         by: String,
         peer: Option<SocketAddr>,
-    ) -> Result<ChangeBody, Response> {
+    ) -> Result<ChangeBody, ApiError> {
         let (entry, by) = (entry.as_str(), by.as_str());
         let Some((relay, _)) = self.relay.get() else {
-            return Err(error(
-                StatusCode::NOT_FOUND,
-                "no relay runs in this process",
-            ));
+            return Err(ApiError::not_running("relay"));
         };
         let _gate = self.gate.lock().await;
         if !added {
@@ -367,7 +360,7 @@ impl Admin {
                 .iter()
                 .any(|e| e == entry)
             {
-                return Err(error(
+                return Err(ApiError::new(
                     StatusCode::NOT_FOUND,
                     format!("{entry} is not in the {} list in force", list.name()),
                 ));
@@ -387,7 +380,7 @@ impl Admin {
             let outcome = o.record(change, file_list(&l.file, list));
             let max = l.file.admin.max_changes;
             if o.changes.len() > max {
-                return Err(error(
+                return Err(ApiError::new(
                     StatusCode::CONFLICT,
                     format!("{max} run-time changes are held already ([admin] max_changes): write them into the configuration file, stop lobby and remove the state file"),
                 ));
@@ -395,8 +388,8 @@ impl Admin {
             let effective = overlaid(&l.file, &o);
             (o, outcome, effective)
         };
-        let (cfg, peers) = relay_config(&effective)
-            .map_err(|e| error(StatusCode::BAD_REQUEST, format!("{e:#}")))?;
+        let (cfg, peers) =
+            relay_config(&effective).map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
         let state_file = lock(&self.lists).state_file.clone();
         if let Some(path) = state_file {
             let (file, text) = (path.display().to_string(), overlay.to_json());
@@ -408,7 +401,7 @@ impl Admin {
             if let Err(e) = saved {
                 self.stats.save_failures.fetch_add(1, Relaxed);
                 tracing::error!(%file, error = %e, "admin change not made: the state file cannot be written");
-                return Err(error(
+                return Err(ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("the change was not made: cannot save the admin state file: {e}"),
                 ));
