@@ -97,7 +97,7 @@ pub fn installed() -> bool {
 /// Drains recorded observations into the histograms' buckets now and then, so their
 /// memory stays bounded when nobody scrapes (`metrics-exporter-prometheus` leaves it
 /// to the caller).
-pub async fn upkeep(stop: crate::lifecycle::Stop) -> anyhow::Result<()> {
+pub async fn upkeep(stop: lifecycle::Stop) -> anyhow::Result<()> {
     let Some(h) = install() else {
         return Ok(());
     };

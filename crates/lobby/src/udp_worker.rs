@@ -10,7 +10,7 @@
 //! whichever worker changed the deadline waits for it; a worker woken for a deadline
 //! another one already served finds nothing due and reads the next.
 
-use crate::lifecycle::{injected_panic, listening, lock, Supervisor};
+use lifecycle::{injected_panic, listening, lock, Supervisor};
 use anyhow::{Context, Result};
 use sansio::{Engine, Outbox};
 use std::net::{SocketAddr, UdpSocket};
@@ -111,7 +111,7 @@ fn worker<E: Engine>(
     sock: &UdpSocket,
     all: &[(bool, Arc<UdpSocket>)],
     engine: &Mutex<E>,
-    stop: &crate::lifecycle::Stop,
+    stop: &lifecycle::Stop,
     point: &str,
     replies: Option<&Replies>,
 ) {

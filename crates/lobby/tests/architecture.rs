@@ -66,11 +66,32 @@ struct Member {
     external: BTreeSet<String>,
 }
 
+/// The host's target triple (`rustc -vV`), so that `cargo metadata` resolves only what
+/// a build here fetches: unfiltered, it needs every platform's crates (a Windows-only
+/// `anstyle-wincon` among them) in the local cache, which only `cargo fetch` of every
+/// target brings.
+fn host_triple() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(&rustc)
+        .arg("-vV")
+        .output()
+        .unwrap_or_else(|e| panic!("running {rustc}: {e}"));
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .unwrap_or_else(|| panic!("{rustc} -vV names no host: {text}"))
+        .trim()
+        .to_string()
+}
+
 fn graph() -> BTreeMap<String, Member> {
+    let host = host_triple();
     let meta: Value = serde_json::from_str(&cargo(&[
         "metadata",
         "--format-version",
         "1",
+        "--filter-platform",
+        &host,
         "--offline",
         "--locked",
     ]))

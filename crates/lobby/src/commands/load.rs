@@ -3,7 +3,7 @@
 //! the servers' `listening` lines are printed here, and Ctrl-C / SIGTERM raise the
 //! generators' stop wake-up.
 
-use crate::lifecycle::{listening, Signals};
+use lifecycle::{listening, Signals};
 use anyhow::Result;
 use clap::Subcommand;
 use loadgen::{echo, fg, master, reflector};

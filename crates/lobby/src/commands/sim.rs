@@ -2,7 +2,7 @@
 //! registered with the given masters, until SIGTERM or Ctrl-C; with `--protocol 48`,
 //! GoldSrc servers that answer A2S only and register nowhere.
 
-use crate::lifecycle::{Signals, Supervisor};
+use lifecycle::{Signals, Supervisor};
 use crate::services::sim::{Fleet, FleetSpec};
 use anyhow::{bail, Context, Result};
 use clap::Args;

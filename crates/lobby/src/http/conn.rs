@@ -15,7 +15,7 @@
 //!
 //! Every refusal and every timeout is counted ([`HttpStats`], `/stats` → `http`).
 
-use crate::lifecycle::{accept, Stop};
+use lifecycle::{accept, Stop};
 use anyhow::Result;
 use axum::response::Response;
 use config::Limits;

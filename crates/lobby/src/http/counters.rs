@@ -2,7 +2,7 @@
 //! `/metrics` (`crate::http::metrics`) read the same [`sections`].
 
 use crate::http::state::AppState;
-use crate::lifecycle::lock;
+use lifecycle::lock;
 use telemetry::{Counters, Def};
 
 /// One part's counters: its `/stats` section and each counter's declaration and value.

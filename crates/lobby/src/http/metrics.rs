@@ -17,7 +17,7 @@
 use crate::http::counters::Section;
 use crate::http::snapshot::Snapshot;
 use crate::http::state::AppState;
-use crate::lifecycle::lock;
+use lifecycle::lock;
 use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
 use std::collections::HashMap;
 use telemetry::{Kind, Table};

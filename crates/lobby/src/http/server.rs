@@ -7,7 +7,7 @@ use crate::http::conn::{accept_loop, Handler, HttpStats, Reason, Shared};
 use crate::http::snapshot::Publisher;
 use crate::http::sources::Sources;
 use crate::http::state::AppState;
-use crate::lifecycle::{listening, tcp_listener, Supervisor};
+use lifecycle::{listening, tcp_listener, Supervisor};
 use anyhow::Result;
 use axum::http::StatusCode;
 use config::Limits;

@@ -4,7 +4,7 @@
 //! stream's updates (one diff per snapshot, serialised once for every client).
 
 use crate::http::sources::Sources;
-use crate::lifecycle::lock;
+use lifecycle::lock;
 use api::dns::DnsBody;
 use api::pilots::{Pilot, PilotsBody};
 use api::relays::{Link, RelayInfo, RelaysBody};
@@ -356,7 +356,7 @@ impl Publisher {
 
     /// Keeps snapshots coming once a second while any stream is open, and every
     /// [`CHAT_SAMPLE`] while a relay runs (the chat log sees every line).
-    pub async fn run(self: Arc<Self>, stop: crate::lifecycle::Stop) -> anyhow::Result<()> {
+    pub async fn run(self: Arc<Self>, stop: lifecycle::Stop) -> anyhow::Result<()> {
         loop {
             let next = if self.updates.receiver_count() > 0 {
                 let s = self.current().await;

@@ -13,7 +13,7 @@ pub struct Sources {
     /// The directory, when this process runs one.
     pub directory: Option<Arc<Mutex<directory::Directory>>>,
     /// Worker restarts per part (see `lifecycle`).
-    pub restarts: Option<crate::lifecycle::RestartCounts>,
+    pub restarts: Option<lifecycle::RestartCounts>,
     /// The relay's configured peer names and their addresses.
     pub peers: Option<Arc<Mutex<crate::services::relay::peers::PeerState>>>,
     /// The master's listed servers' names, when it asks for them.
@@ -25,5 +25,5 @@ pub struct Sources {
     /// The tracker server's counters, when it runs here.
     pub tracker: Option<Arc<crate::services::tracker::server::TrackerStats>>,
     /// Each part's readiness (`/readyz`).
-    pub ready: crate::lifecycle::Readiness,
+    pub ready: lifecycle::Readiness,
 }

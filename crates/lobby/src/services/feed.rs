@@ -8,7 +8,7 @@
 //! a share of each pilot's and address's sessions goes on
 //! ([`flightlog::share::SessionShare`]; the rest counted as shed).
 
-use crate::lifecycle::{lock, Stop};
+use lifecycle::{lock, Stop};
 use relay::{Engine, LocalPosition, SessionEvent};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};

@@ -9,7 +9,7 @@
 //! at most one relay's (issue 20, item 1); past [`MAX_OPS`] operations are written
 //! at once; which sessions become flights is `flightlog::flights`'s rule.
 
-use crate::lifecycle::{lock, Stop, Supervisor};
+use lifecycle::{lock, Stop, Supervisor};
 use crate::services::feed::Batch;
 use anyhow::Result;
 use config::HistoryOptions;

@@ -3,7 +3,7 @@
 //! state machine; this is the thin tokio socket loop around it, one task per server
 //! under the supervisor.
 
-use crate::lifecycle::{listening, Stop, Supervisor};
+use lifecycle::{listening, Stop, Supervisor};
 use anyhow::{Context, Result};
 pub use sim::FleetSpec;
 use sim::{Outbox, Server};

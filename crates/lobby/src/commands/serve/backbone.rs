@@ -3,8 +3,8 @@
 
 use crate::http::server::HttpServer;
 use crate::http::sources::Sources;
-use crate::lifecycle::Supervisor;
-use crate::services::dns::DnsServer;
+use lifecycle::Supervisor;
+use nameserver::DnsServer;
 use crate::services::master::MasterServer;
 use crate::services::relay::RelayServer;
 use crate::services::sim::{Fleet, FleetSpec};
@@ -51,7 +51,7 @@ impl Backbone {
         let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
         let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;
         let sup = Supervisor::new();
-        let ready = crate::lifecycle::Readiness::default();
+        let ready = lifecycle::Readiness::default();
         let http_addrs = f.http.listen_addrs()?;
         if parts.http && !http_addrs.is_empty() {
             // Before the parts start, so that their workers' histograms record.

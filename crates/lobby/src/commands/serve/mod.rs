@@ -8,7 +8,7 @@ mod backbone;
 use backbone::{Backbone, Parts};
 pub use config::flags::{DnsArgs, MasterArgs, RelayArgs, TrackerArgs};
 
-use crate::lifecycle::{Signal, Signals};
+use lifecycle::{Signal, Signals};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -3,7 +3,7 @@
 //! state file) and how a change is checked, saved and applied.
 
 use crate::http::reply::{error, ApiError};
-use crate::lifecycle::{lock, Tasks};
+use lifecycle::{lock, Tasks};
 use crate::services::relay::RelayControl;
 use anyhow::{Context, Result};
 use api::admin::{ChangeBody, DeletedEntry, ListBody, ListEntry};

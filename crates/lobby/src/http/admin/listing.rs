@@ -6,7 +6,7 @@
 
 use crate::http::reply::error;
 use crate::http::state::AppState;
-use crate::lifecycle::lock;
+use lifecycle::lock;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;

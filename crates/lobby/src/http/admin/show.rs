@@ -4,7 +4,7 @@ use crate::http::counters::stats_json;
 use crate::http::reply::{error, ApiError};
 use crate::http::snapshot::wall_clock;
 use crate::http::state::AppState;
-use crate::lifecycle::lock;
+use lifecycle::lock;
 use api::admin::{TrackerBody, UptimeBody, User, UsersBody, VersionBody};
 use api::ErrorBody;
 use axum::extract::rejection::PathRejection;

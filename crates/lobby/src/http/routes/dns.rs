@@ -4,7 +4,7 @@
 
 use crate::http::reply::ApiError;
 use crate::http::state::AppState;
-use crate::lifecycle::lock;
+use lifecycle::lock;
 use api::dns::DnsBody;
 use api::ErrorBody;
 use axum::extract::State;

@@ -6,7 +6,7 @@ use crate::http::conn::Streaming;
 use crate::http::reply::{json_text, ApiError, Params};
 use crate::http::snapshot::StreamUpdate;
 use crate::http::state::AppState;
-use crate::lifecycle::lock;
+use lifecycle::lock;
 use api::atc::AtcBody;
 use api::chat::{ChatBody, ChatFilter};
 use api::pilots::{PilotFilter, PilotsBody};

@@ -3,7 +3,7 @@
 //! list's state kept in the master's state file. The decisions are the `serverlist`
 //! crate's.
 
-use crate::lifecycle::{lock, Supervisor};
+use lifecycle::{lock, Supervisor};
 use anyhow::Result;
 use serverlist::driver::{self, Options, Shared};
 use std::sync::{Arc, Mutex};

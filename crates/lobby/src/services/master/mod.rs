@@ -3,7 +3,7 @@
 pub mod list;
 pub mod names;
 
-use crate::lifecycle::{lock, Stop, Supervisor};
+use lifecycle::{lock, Stop, Supervisor};
 use crate::services::master::names::{poll_loop, NameBook, Names};
 use crate::udp_worker::{self, Replies, Workers};
 use anyhow::{bail, Context, Result};
@@ -253,7 +253,7 @@ async fn save_loop(
             _ = bans_changed.notified() => "bans changed",
             _ = stop.stopped() => return Ok(()),
         };
-        crate::lifecycle::injected_panic("master-saver");
+        lifecycle::injected_panic("master-saver");
         let (f, e, l) = (file.clone(), engine.clone(), list.clone());
         match tokio::task::spawn_blocking(move || f.save(&e, Some(&l))).await {
             Ok(Err(e)) => tracing::error!("{e:#}"),

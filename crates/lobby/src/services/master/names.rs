@@ -12,7 +12,7 @@
 //! Only servers the master listed, after they proved their address with a
 //! challenge, are ever asked.
 
-use crate::lifecycle::{lock, Stop};
+use lifecycle::{lock, Stop};
 use query::session::Kind;
 use query::{Outcome, QueryOptions};
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 pub mod peers;
 mod telnet;
 
-use crate::lifecycle::{listening, lock, tcp_listener, Supervisor};
+use lifecycle::{listening, lock, tcp_listener, Supervisor};
 use crate::services::relay::peers::{resolve_loop, PeerState, Peers};
 use crate::udp_worker::{self, Workers};
 use anyhow::Result;

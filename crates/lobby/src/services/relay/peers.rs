@@ -6,7 +6,7 @@
 //!
 //! [`Peers`] is the pure schedule (time passed in); [`resolve_loop`] runs it.
 
-use crate::lifecycle::{lock, Stop};
+use lifecycle::{lock, Stop};
 use anyhow::Result;
 use config::{Kind, PeerName};
 use relay::stats::add;

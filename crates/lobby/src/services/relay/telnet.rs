@@ -1,7 +1,7 @@
 //! The relay's telnet pilot list (fgms's port 5001): one rendering shared by every
 //! connection for up to a second, within per-source and total connection caps.
 
-use crate::lifecycle::{accept, lock, Stop, Tasks};
+use lifecycle::{accept, lock, Stop, Tasks};
 use anyhow::Result;
 use config::TelnetOptions;
 use relay::stats::add;
@@ -81,7 +81,7 @@ pub(super) async fn serve(
             c = accept(&listener, "telnet", || {}) => c,
             _ = stop.stopped() => return Ok(()),
         };
-        crate::lifecycle::injected_panic("relay-telnet");
+        lifecycle::injected_panic("relay-telnet");
         let admitted = match list.open.acquire(peer.ip()) {
             Ok(a) => a,
             Err(why) => {

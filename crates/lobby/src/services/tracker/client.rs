@@ -16,7 +16,7 @@
 //!   counted); connects and writes time out; reconnects follow the client's timing
 //!   (30 s), as fgms.
 
-use crate::lifecycle::Stop;
+use lifecycle::Stop;
 use crate::services::feed::{Batch, PilotFix, Session};
 use anyhow::{Context, Result};
 use config::TrackerOptions;

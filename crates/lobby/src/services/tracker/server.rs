@@ -14,7 +14,7 @@
 //!   POSITION samples it, DISCONNECT ends it); when a relay's connection ends, its
 //!   open flights end at their last position.
 
-use crate::lifecycle::{accept, listening, tcp_listener, Stop, Supervisor};
+use lifecycle::{accept, listening, tcp_listener, Stop, Supervisor};
 use crate::services::history::{History, Input};
 use anyhow::Result;
 use config::AllowedRelay;

@@ -2,7 +2,7 @@
 //! with TSIG, retried with back-off and checked by a periodic refresh
 //! (`directory::push` decides what and when; this is the network side).
 
-use crate::lifecycle::Stop;
+use lifecycle::Stop;
 use anyhow::{bail, Result};
 use config::DnsSection;
 use directory::push::{self as dpush, Due, Outgoing, PushError, Schedule, Target, Timing};

@@ -54,7 +54,7 @@ impl RequestHandler for Budgeted {
         mut response: R,
     ) -> ResponseInfo {
         let within = request.protocol() != Protocol::Udp
-            || crate::lifecycle::lock(&self.budget).check(request.src().ip(), Instant::now())
+            || lifecycle::lock(&self.budget).check(request.src().ip(), Instant::now())
                 == Verdict::Allow;
         if within {
             return self.catalog.handle_request::<R, T>(request, response).await;

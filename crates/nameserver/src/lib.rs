@@ -1,6 +1,8 @@
-//! The directory part: health probes of the configured relays, the authoritative
-//! zone served with hickory-server (UDP; TCP through [`tcp`]'s capped loop), RFC
-//! 2136 push to an operator's primary server, and `mpservers.xml` for HTTP.
+//! The directory's DNS serving (lobby's `dns` part): health probes of the configured
+//! relays, the authoritative zone served with hickory-server (UDP; TCP through
+//! [`tcp`]'s capped loop) and RFC 2136 push to an operator's primary server. The
+//! model (records, health, `mpservers.xml`) is the pure `directory` crate's; this
+//! crate is its tokio driver.
 //!
 //! Files: this one builds the directory from `[dns]` and `[directory]` and runs the
 //! listeners; [`zone`] is the zone hickory serves (with AXFR access control),
@@ -13,7 +15,7 @@ pub mod push;
 mod tcp;
 pub mod zone;
 
-use crate::lifecycle::{listening, Stop, Supervisor};
+use lifecycle::{listening, Stop, Supervisor};
 use anyhow::{bail, Context, Result};
 use budget::Budgeted;
 use config::{DirectorySection, DnsSection, RelayEntry};
@@ -176,7 +178,7 @@ fn serve(
         let udp = tokio::net::UdpSocket::from_std(std_udp)?;
         let bound = udp.local_addr()?;
         // TCP on the same port as UDP.
-        let listener = crate::lifecycle::tcp_listener(bound, "DNS TCP")?;
+        let listener = lifecycle::tcp_listener(bound, "DNS TCP")?;
         listening("dns", "udp", bound);
         listening("dns", "tcp", bound);
         server.register_socket(udp);
@@ -220,10 +222,10 @@ impl DnsServer {
         // published with its port only once it answered.
         let directory = Arc::new(Mutex::new(d));
         resolve_relays(&directory, 0).await;
-        let targets = crate::lifecycle::lock(&directory).probe_targets();
+        let targets = lifecycle::lock(&directory).probe_targets();
         let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
         let (stats, origin, records, serial, owned) = {
-            let mut d = crate::lifecycle::lock(&directory);
+            let mut d = lifecycle::lock(&directory);
             if let Ok(Some(u)) = d.record_probes(outcomes, std::time::Instant::now()) {
                 for t in &u.transitions {
                     tracing::info!(relay = %t.host, up = t.up, "relay answered the first probe");

@@ -7,7 +7,7 @@
 //! HTTP does). The catalog answers as over UDP, with
 //! the client's address (AXFR access sees it).
 
-use crate::lifecycle::{accept, Stop, Tasks};
+use lifecycle::{accept, Stop, Tasks};
 use anyhow::Result;
 use directory::stats::{Counter, Stats};
 use directory::tcp::{form_error, frame, MAX_QUERIES_PER_CONNECTION};
@@ -102,7 +102,7 @@ impl Tcp {
                     return Some(Counter::TcpMalformed);
                 }
             }
-            let taken = std::mem::take(&mut *crate::lifecycle::lock(&answers.0));
+            let taken = std::mem::take(&mut *lifecycle::lock(&answers.0));
             if let Err(why) = self.write(conn, taken).await {
                 return why;
             }
@@ -176,7 +176,7 @@ impl ResponseHandler for Answers {
         let mut encoder = BinEncoder::new(&mut bytes);
         encoder.set_max_size(u16::MAX);
         let info = response.destructive_emit(&mut encoder)?;
-        crate::lifecycle::lock(&self.0).push(bytes);
+        lifecycle::lock(&self.0).push(bytes);
         Ok(info)
     }
 }

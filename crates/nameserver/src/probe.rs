@@ -3,7 +3,7 @@
 //! updated from the answers.
 
 use super::zone::{zone_handler, ServedZone};
-use crate::lifecycle::Stop;
+use lifecycle::Stop;
 use anyhow::Result;
 use directory::probe::Ping;
 use directory::{Directory, ZoneUpdate};
@@ -35,7 +35,7 @@ pub(super) async fn probe_all(
         };
         match ping_relay(ping, a, timeout).await {
             Ok(rtt) => {
-                metrics::histogram!(crate::recorder::DNS_PROBE_RTT).record(rtt.as_secs_f64());
+                metrics::histogram!(directory::stats::families::PROBE_RTT.name).record(rtt.as_secs_f64());
                 Some((i, Some(rtt)))
             }
             Err(e) if e.is_local() => {
@@ -93,13 +93,13 @@ pub(super) async fn probe_loop(
             _ = tick.tick() => {}
             _ = stop.stopped() => return Ok(()),
         }
-        crate::lifecycle::injected_panic("dns-prober");
+        lifecycle::injected_panic("dns-prober");
         round += 1;
         resolve_relays(&directory, round).await;
-        let targets = crate::lifecycle::lock(&directory).probe_targets();
+        let targets = lifecycle::lock(&directory).probe_targets();
         let outcomes = probe_all(targets, &prober.ping, prober.timeout).await;
         let (update, origin) = {
-            let mut d = crate::lifecycle::lock(&directory);
+            let mut d = lifecycle::lock(&directory);
             (
                 d.record_probes(outcomes, std::time::Instant::now()),
                 d.origin().clone(),
@@ -119,7 +119,7 @@ const RERESOLVE_ROUNDS: u64 = 30;
 /// Resolves the relay hosts that need it: unresolved ones every round (the probe
 /// interval is the retry delay), resolved ones every [`RERESOLVE_ROUNDS`].
 pub(super) async fn resolve_relays(directory: &Arc<Mutex<Directory>>, round: u64) {
-    let todo = crate::lifecycle::lock(directory).to_resolve();
+    let todo = lifecycle::lock(directory).to_resolve();
     for (i, host, port, known) in todo {
         if known && !round.is_multiple_of(RERESOLVE_ROUNDS) {
             continue;
@@ -138,7 +138,7 @@ pub(super) async fn resolve_relays(directory: &Arc<Mutex<Directory>>, round: u64
                 None
             }
         };
-        if crate::lifecycle::lock(directory).resolved(i, addr) {
+        if lifecycle::lock(directory).resolved(i, addr) {
             tracing::info!(relay = %text, addr = ?addr, "relay host resolved");
         }
     }
