@@ -13,6 +13,7 @@
 //! imports from it.
 
 pub mod admin;
+pub mod admin_state;
 pub mod conn;
 pub mod counters;
 pub mod lists;

@@ -2,7 +2,7 @@
 //! (`crate::http::routes`) with the tower layers every request passes, and runs an
 //! accept loop per listener (`crate::http::conn`).
 
-use crate::http::admin::control::Admin;
+use crate::http::admin_state::Admin;
 use crate::http::conn::{accept_loop, Handler, HttpStats, Reason, Shared};
 use crate::http::snapshot::Publisher;
 use crate::http::sources::Sources;

@@ -1,5 +1,6 @@
 //! fgms's `show TOPIC`: `GET /api/admin/{topic}`.
 
+use crate::http::admin_state::Admin;
 use crate::http::counters::stats_json;
 use crate::http::reply::{error, ApiError};
 use crate::http::snapshot::wall_clock;
@@ -44,7 +45,7 @@ pub async fn show(
 }
 
 /// The body of `topic` (not a listing's), or the answer why not.
-fn topic_body(s: &AppState, admin: &super::control::Admin, topic: &str) -> Response {
+fn topic_body(s: &AppState, admin: &Admin, topic: &str) -> Response {
     let src = &s.sources;
     let no_relay = || error(StatusCode::NOT_FOUND, "no relay runs in this process");
     match topic {

@@ -1,9 +1,9 @@
 //! The admin API's state: who may use it (tokens, allowed sources), the lists in
 //! force (the configuration file with the run-time changes over it, saved in the
-//! state file) and how a change is checked, saved and applied.
+//! state file) and how a change is checked, saved and applied. The handlers are
+//! `http::admin`'s; this state is held by `http::state`, which they read.
 
 use crate::http::reply::{error, ApiError};
-use lifecycle::{lock, Tasks};
 use crate::services::relay::RelayControl;
 use anyhow::{Context, Result};
 use api::admin::{ChangeBody, DeletedEntry, ListBody, ListEntry};
@@ -16,6 +16,7 @@ use config::overlay::{
 use config::tokens::{parse_tokens, who, Token};
 use config::AdminSection;
 use ipnet::IpNet;
+use lifecycle::{lock, Tasks};
 use std::net::SocketAddr;
 use std::path::{Path as FsPath, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
