@@ -34,7 +34,7 @@ const _: () = assert!(
 
 /// A query read after the flight log is found (a process without one answers 404
 /// before it looks at the parameters).
-type Query<T> = Result<Params<T>, ApiError>;
+type ParamsLater<T> = Result<Params<T>, ApiError>;
 
 /// The flight log, or the answer that there is none.
 fn no_log() -> ApiError {
@@ -59,7 +59,7 @@ fn failed(e: anyhow::Error) -> ApiError {
     ))]
 pub async fn flights(
     State(s): State<AppState>,
-    q: Query<FlightFilter>,
+    q: ParamsLater<FlightFilter>,
 ) -> Result<Json<FlightsBody>, ApiError> {
     let h = s.sources.history.as_ref().ok_or_else(no_log)?;
     let Params(q) = q?;
@@ -211,7 +211,7 @@ pub async fn kml(
 pub async fn callsign(
     State(s): State<AppState>,
     Path(cs): Path<String>,
-    q: Query<CallsignQuery>,
+    q: ParamsLater<CallsignQuery>,
 ) -> Result<Json<CallsignBody>, ApiError> {
     let h = s.sources.history.as_ref().ok_or_else(no_log)?;
     let Params(q) = q?;
@@ -233,7 +233,7 @@ pub async fn callsign(
 pub async fn callsign_csv(
     State(s): State<AppState>,
     Path(cs): Path<String>,
-    q: Query<NoParams>,
+    q: ParamsLater<NoParams>,
 ) -> Result<Response, ApiError> {
     let h = s.sources.history.as_ref().ok_or_else(no_log)?;
     q?;
@@ -262,7 +262,7 @@ pub async fn callsign_csv(
     ))]
 pub async fn leaderboards(
     State(s): State<AppState>,
-    q: Query<LeaderboardQuery>,
+    q: ParamsLater<LeaderboardQuery>,
 ) -> Result<Json<LeaderboardBody>, ApiError> {
     let h = s.sources.history.as_ref().ok_or_else(no_log)?;
     let Params(q) = q?;
@@ -288,7 +288,7 @@ pub async fn leaderboards(
 pub async fn server_history(
     State(s): State<AppState>,
     Path(addr): Path<String>,
-    q: Query<ServerHistoryQuery>,
+    q: ParamsLater<ServerHistoryQuery>,
 ) -> Result<Json<ServerHistoryBody>, ApiError> {
     let h = s.sources.history.as_ref().ok_or_else(no_log)?;
     let Params(q) = q?;
