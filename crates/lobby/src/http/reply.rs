@@ -68,14 +68,10 @@ impl From<JsonRejection> for ApiError {
     }
 }
 
-/// An error answer as a response: `code` with `{"error": what}`.
+/// An error answer as a response: `code` with `{"error": what}` (for the answers
+/// that are a response either way: the admin listings', the authentication's).
 pub fn error(code: StatusCode, what: impl Into<String>) -> Response {
     ApiError::new(code, what).into_response()
-}
-
-/// `404` as a response: the part this path reads does not run in this process.
-pub fn not_running(part: &str) -> Response {
-    ApiError::not_running(part).into_response()
 }
 
 /// A route's query parameters, `T` (its serde struct in `api`, documented by its
