@@ -211,10 +211,12 @@ function snapshotBody(filter = () => true) {
   return { generated_at: generated, online: all.length, pilots: list };
 }
 
+// The page's distance (src/geo.ts: the mean Earth radius, as lobby's Rust side): the
+// mock is plain JavaScript and cannot import the TypeScript source.
 function nm(lat1, lon1, lat2, lon2) {
   const rad = Math.PI / 180;
   const a = Math.sin(((lat2 - lat1) * rad) / 2) ** 2 + Math.cos(lat1 * rad) * Math.cos(lat2 * rad) * Math.sin(((lon2 - lon1) * rad) / 2) ** 2;
-  return 2 * 3440.065 * Math.asin(Math.sqrt(a));
+  return 2 * (6_371_008.8 / 1852) * Math.asin(Math.min(1, Math.sqrt(a)));
 }
 
 const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.txt': 'text/plain; charset=utf-8' };

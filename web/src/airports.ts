@@ -6,9 +6,10 @@
 // overlap one already drawn.
 
 import { getJson } from './util';
+import type { components } from './api.gen';
 
-export interface Airport { ident: string; name: string; kind: string; lat: number; lon: number; elevation_ft: number | null; country?: string }
-interface Answer { airports: Airport[]; truncated: boolean }
+type Airport = components['schemas']['Airport'];
+type Answer = components['schemas']['AirportsBody'];
 
 const MEDIUM_K = 6;
 const SMALL_K = 48;

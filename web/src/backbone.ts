@@ -1,13 +1,12 @@
 // The backbone: each part's health (/readyz), the relay's links and the directory's
 // published relays (/api/relays), the DNS records and serial (/api/dns), every 2 s.
 
-import { $, h, ago, int, bytes, getJson, poller, Fetched } from './util';
+import { $, h, ago, int, bytes, getJson, poller, type Fetched } from './util';
+import type { components } from './api.gen';
 
-interface Ready { ready: boolean; parts: { part: string; ready: boolean; detail: string | null }[] }
-interface Link { kind: string; name: string; address: string | null; datagrams_out: number; bytes_out: number; datagrams_in: number; bytes_in: number; last_in: number | null }
-interface Published { name: string; host: string; port: number; up: boolean; rtt_ms: number | null; since: number | null }
-interface Relays { generated_at: number; relay: { name: string; hub: boolean; links: Link[] } | null; published: Published[] }
-interface Dns { generated_at: number; zone: string; serial: number; records: { name: string; type: string; ttl: number; data: string }[] }
+type Ready = components['schemas']['ReadyBody'];
+type Relays = components['schemas']['RelaysBody'];
+type Dns = components['schemas']['DnsBody'];
 
 const PARTS = ['relay', 'master', 'dns'];
 let loaded = false;
@@ -66,7 +65,7 @@ function published(r: Fetched<Relays>, dns: Fetched<Dns>) {
   box.replaceChildren(table(['name', 'host', 'status', 'RTT', 'since'], list.map((p) => h('tr', { 'data-name': p.name },
     h('td', {}, p.name), h('td', { class: 'addr' }, `${p.host}:${p.port}`),
     h('td', { class: `state ${p.up ? 'up' : 'down'}` }, h('span', { class: 'dot' }), p.up ? 'up' : 'down'),
-    h('td', { class: 'num' }, p.rtt_ms === null ? '–' : `${p.rtt_ms.toFixed(1)} ms`),
+    h('td', { class: 'num' }, p.rtt_ms === null || p.rtt_ms === undefined ? '–' : `${p.rtt_ms.toFixed(1)} ms`),
     h('td', {}, p.since === null ? 'not probed yet' : ago(p.since, now))))));
 }
 

@@ -3,9 +3,10 @@
 // 30 s, drawn here as cells (the API sends numbers, not pictures).
 
 import { $, h, utc, getJson, poller } from './util';
+import type { components } from './api.gen';
 
-interface Gamedir { gamedir: string; hours: (number | null)[]; weekdays: (number | null)[] }
-interface Heatmaps { generated_at: number; hour_days: number; weekday_weeks: number; gamedirs: Gamedir[] }
+type Gamedir = components['schemas']['GamedirHeat'];
+type Heatmaps = components['schemas']['HeatmapsBody'];
 
 const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
 let data: Heatmaps | null = null;

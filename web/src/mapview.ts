@@ -69,13 +69,6 @@ export function format(v: MapView): string {
   return p.toString().replace(/%2C/g, ',');
 }
 
-/** Great-circle distance in nautical miles. */
-export function distanceNm(lat1: number, lon1: number, lat2: number, lon2: number): number {
-  const r = Math.PI / 180;
-  const a = Math.sin(((lat2 - lat1) * r) / 2) ** 2 + Math.cos(lat1 * r) * Math.cos(lat2 * r) * Math.sin(((lon2 - lon1) * r) / 2) ** 2;
-  return 2 * 3440.065 * Math.asin(Math.min(1, Math.sqrt(a)));
-}
-
 /** Same frequency, to the 5 kHz a radio tunes. */
 export function sameFreq(a: number | null | undefined, b: number | null | undefined): boolean {
   return a !== null && a !== undefined && b !== null && b !== undefined && Math.abs(a - b) < 0.0025;

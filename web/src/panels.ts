@@ -12,9 +12,12 @@
 // And the legend of the aircraft symbols.
 
 import { $, h, int, utc, getJson, poller } from './util';
-import { mapApi, view, listeners, select_, centreOn, freq, type ChatLine, type Pilot } from './map';
+import { mapApi, view, listeners, select_, centreOn, type Pilot } from './map';
+import { freq } from './mapdetails';
+import type { components } from './api.gen';
 import { CLASSES, LABELS, symbolCanvas } from './symbols';
-import { PANELS, SORTS, distanceNm, sameFreq, type Panel, type Sort } from './mapview';
+import { PANELS, SORTS, sameFreq, type Panel, type Sort } from './mapview';
+import { distanceNm } from './geo';
 
 /** Rows drawn at most in the pilot and chat lists. */
 const MAX_ROWS = 200;
@@ -22,7 +25,9 @@ const MAX_ROWS = 200;
 const MAX_CHAT = 1000;
 
 const chat = new Map<number, ChatLine>();
-interface Station { callsign: string; airport: string | null; position: string | null; frequency_mhz: number | null; model: string; lat: number; lon: number; online_since: number }
+type ChatLine = components['schemas']['ChatLine'];
+type ChatBody = components['schemas']['ChatBody'];
+type Station = components['schemas']['Station'];
 let stations: Station[] | null = null;
 let atcAbsent = false;
 let shownPilots: string[] = [];
@@ -131,7 +136,7 @@ function renderChat() {
 let atcPoll = () => {};
 
 async function loadAtc() {
-  const r = await getJson<{ stations: Station[] }>('/api/atc');
+  const r = await getJson<components['schemas']['AtcBody']>('/api/atc');
   atcAbsent = r.absent;
   if (r.body?.stations) stations = r.body.stations;
   renderAtc();
@@ -149,7 +154,7 @@ function renderAtc() {
 }
 
 // The leaderboards.
-interface Leader { rank: number; callsign: string; flights: number; hours: number; distance_nm: number }
+type Leader = components['schemas']['Leader'];
 let leaders: Leader[] | null = null;
 let leadersNote = '';
 let leadersPoll = () => {};
@@ -157,7 +162,7 @@ let leadersPoll = () => {};
 async function loadLeaders() {
   const period = ($('leaders-period') as HTMLSelectElement).value;
   const by = ($('leaders-by') as HTMLSelectElement).value;
-  const r = await getJson<{ leaders: Leader[] }>(`/api/leaderboards?period=${period}&by=${by}&limit=100`);
+  const r = await getJson<components['schemas']['LeaderboardBody']>(`/api/leaderboards?period=${period}&by=${by}&limit=100`);
   leadersNote = r.absent ? 'No flight log runs here.' : r.error ?? '';
   leaders = r.body?.leaders ?? (r.absent ? [] : leaders);
   renderLeaders();
@@ -244,7 +249,7 @@ export function initPanels(isVisible: () => boolean) {
   // The recent chat, read once the stream is there (its snapshot): lines recorded before
   // are in /api/chat, lines after come as `chat` events (both kept by id).
   listeners.snapshot.push(() => {
-    void getJson<{ lines: ChatLine[] }>('/api/chat?limit=500').then((r) => {
+    void getJson<ChatBody>('/api/chat?limit=500').then((r) => {
       if (r.body?.lines) { addChat(r.body.lines); renderChat(); }
     });
   });

@@ -3,16 +3,13 @@
 // player list and the rules (queried live by the master: /api/servers/{addr}/details).
 
 import { h, ago, utc, int, getJson, copyText } from './util';
-import { Server, protocolName } from './serverview';
+import { type Server, protocolName } from './serverview';
+import type { components } from './api.gen';
 
-interface Player { name: string; frags: number; seconds: number }
-interface Details {
-  address: string; queried_at: number; ping_ms: number | null; protocol: number | null;
-  dialect: string | null; players: Player[] | null; players_note: string | null;
-  rules: [string, string][] | null; rules_note: string | null;
-}
-interface Sample { time: number; players: number; max: number; map: string }
-interface History { name: string | null; first_seen: number; last_seen: number; samples: Sample[] }
+type Details = components['schemas']['ServerDetails'];
+type Sample = components['schemas']['ServerSamplePoint'];
+type History = components['schemas']['ServerHistoryBody'];
+type ErrorBody = components['schemas']['ErrorBody'];
 
 const DAY = 86400;
 const WEEK = 7 * DAY;
@@ -35,7 +32,7 @@ async function loadDetails(addr: string) {
   let got: Got<Details>;
   if (r.body && !r.error && r.status === 200) got = { ok: r.body };
   else if (r.status === 503) got = { busy: 'the master is busy; asking again shortly' };
-  else if (r.status === 404) got = { none: (r.body as { error?: string } | null)?.error ?? 'not listed' };
+  else if (r.status === 404) got = { none: (r.body as ErrorBody | null)?.error ?? 'not listed' };
   else got = { none: `could not ask (${r.error ?? 'no body'})` };
   // A busy master: ask again in 3 s rather than 10.
   details.set(addr, { got, at: 'busy' in got ? Date.now() - DETAILS_EVERY + 3000 : Date.now() });
@@ -190,7 +187,7 @@ export function detailRow(addr: string, s: Server | null, cols: number, now: num
   const rtt: (Node | string)[] = [];
   rtt.push(h('span', { class: 'rtt' }, s?.ping_ms === null || s?.ping_ms === undefined ? '–' : `${Math.round(s.ping_ms)} ms`),
     s?.ping_ms === null || s?.ping_ms === undefined ? ' (not probed: known by heartbeat only)' : ' at its last probe');
-  if (d && d.ping_ms !== null) rtt.push(`; ${Math.round(d.ping_ms)} ms when asked ${ago(d.queried_at, now)}`);
+  if (d && d.ping_ms !== null && d.ping_ms !== undefined) rtt.push(`; ${Math.round(d.ping_ms)} ms when asked ${ago(d.queried_at, now)}`);
   const join = `connect ${addr}`;
   const facts = h('dl', { class: 'detail-facts' },
     h('dt', {}, 'Join'), h('dd', {}, h('code', { class: 'join' }, join),

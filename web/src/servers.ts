@@ -4,10 +4,11 @@
 
 import { $, h, ago, getJson, poller, copyText } from './util';
 import * as sv from './serverview';
-import { Server, Key, View, nameOf } from './serverview';
+import { type Server, type Key, type View, nameOf, collator } from './serverview';
+import type { components } from './api.gen';
 import { initDetails, openDetail, refreshDetail, detailRow, copyJoin, detailHooks } from './serverdetail';
 
-interface Servers { generated_at: number; total: number; servers: Server[] }
+type Servers = components['schemas']['ServersBody'];
 
 const COLS = 10;
 /**
@@ -22,22 +23,6 @@ let v: View = sv.defaults();
 let loaded = false;
 let active: () => boolean = () => false;
 
-const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
-
-function compare(a: Server, b: Server, k: Key): number {
-  switch (k) {
-    // Ascending puts favourites first.
-    case 'fav': return Number(sv.favourites.has(b.address)) - Number(sv.favourites.has(a.address));
-    case 'name': return collator.compare(nameOf(a), nameOf(b));
-    case 'players': return a.players - b.players || a.max - b.max || a.bots - b.bots;
-    case 'ping': return (a.ping_ms ?? 0) - (b.ping_ms ?? 0);
-    case 'nat': return Number(a.nat) - Number(b.nat);
-    case 'since': return a.registered_since - b.registered_since;
-    case 'address': return collator.compare(a.address, b.address);
-    default: return collator.compare(String(a[k] ?? ''), String(b[k] ?? ''));
-  }
-}
-
 /** A server in the favourites or recent view that the master does not list now. */
 interface Gone { address: string; gone: true }
 type Row = Server | Gone;
@@ -49,19 +34,7 @@ function rows(): Row[] {
   const text = v.q.trim().toLowerCase();
   const pick = v.show === 'fav' ? sv.favourites : v.show === 'recent' ? new Set(sv.recent) : null;
   const source = pick ? [...pick].flatMap((a) => byAddress.get(a) ?? []) : data.servers;
-  let list = source.filter((s) => sv.passes(s, v, text));
-  if (v.sort) {
-    const k = v.sort, dir = v.dir;
-    list = list.slice().sort((a, b) => {
-      // A server with no round trip known sorts last either way.
-      const an = a.ping_ms ?? null, bn = b.ping_ms ?? null;
-      if (k === 'ping' && (an === null) !== (bn === null)) return an === null ? 1 : -1;
-      return dir * compare(a, b, k) || collator.compare(a.address, b.address);
-    });
-  } else if (v.show === 'recent') {
-    const at = new Map(sv.recent.map((a, i) => [a, i]));
-    list = list.slice().sort((a, b) => at.get(a.address)! - at.get(b.address)!);
-  }
+  const list = sv.sorted(source.filter((s) => sv.passes(s, v, text)), v, sv.favourites, sv.recent);
   if (!pick || sv.filtered(v)) return list;
   // Favourites and recent servers the master does not list now stay in their view.
   const order = v.show === 'recent' ? sv.recent : [...pick].sort(collator.compare);

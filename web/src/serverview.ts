@@ -5,14 +5,10 @@
 // localStorage (this browser only).
 
 import { stored, store } from './util';
+import type { components } from './api.gen';
 
-export interface Server {
-  address: string; name?: string | null; hostname?: string | null;
-  gamedir: string; map: string; players: number; max: number; bots: number;
-  password: boolean; dedicated: boolean; os: string; nat: boolean; version: string;
-  protocol: number; region: number; registered_since: number; last_heartbeat: number;
-  sources?: string[]; ping_ms?: number | null;
-}
+/** A server as /api/servers lists it. */
+export type Server = components['schemas']['ServerEntry'];
 
 export const KEYS = ['fav', 'name', 'map', 'players', 'ping', 'gamedir', 'nat', 'version', 'since', 'address'] as const;
 export type Key = (typeof KEYS)[number];
@@ -86,13 +82,50 @@ export function passes(s: Server, v: View, text: string): boolean {
   return !text || `${nameOf(s)}\n${s.address}\n${s.map}\n${s.gamedir}\n${s.version}`.toLowerCase().includes(text);
 }
 
+export const collator = new Intl.Collator('en', { numeric: true, sensitivity: 'base' });
+
+/** Column `k`'s order of two servers, ascending (`fav`: favourites first). */
+export function compare(a: Server, b: Server, k: Key, favourites: ReadonlySet<string>): number {
+  switch (k) {
+    case 'fav': return Number(favourites.has(b.address)) - Number(favourites.has(a.address));
+    case 'name': return collator.compare(nameOf(a), nameOf(b));
+    case 'players': return a.players - b.players || a.max - b.max || a.bots - b.bots;
+    case 'ping': return (a.ping_ms ?? 0) - (b.ping_ms ?? 0);
+    case 'nat': return Number(a.nat) - Number(b.nat);
+    case 'since': return a.registered_since - b.registered_since;
+    case 'address': return collator.compare(a.address, b.address);
+    default: return collator.compare(String(a[k] ?? ''), String(b[k] ?? ''));
+  }
+}
+
+/**
+ * `list` in the view's order (a new array): by its sort column and direction, ties by
+ * address, a server whose round trip is unknown last either way when sorted by ping;
+ * unsorted, the recent view is newest first (`recent`'s order) and the rest as listed.
+ */
+export function sorted(list: Server[], v: View, favourites: ReadonlySet<string>, recent: readonly string[]): Server[] {
+  if (v.sort) {
+    const k = v.sort, dir = v.dir;
+    return list.slice().sort((a, b) => {
+      const an = a.ping_ms ?? null, bn = b.ping_ms ?? null;
+      if (k === 'ping' && (an === null) !== (bn === null)) return an === null ? 1 : -1;
+      return dir * compare(a, b, k, favourites) || collator.compare(a.address, b.address);
+    });
+  }
+  if (v.show === 'recent') {
+    const at = new Map(recent.map((a, i) => [a, i]));
+    return list.slice().sort((a, b) => (at.get(a.address) ?? Infinity) - (at.get(b.address) ?? Infinity));
+  }
+  return list;
+}
+
 /** Is any filter beyond the text one set (a server not listed now cannot pass those)? */
 export function filtered(v: View): boolean {
   return Boolean(v.gamedir || v.map || v.proto || v.notfull || v.notempty || v.nopass);
 }
 
 export function nameOf(s: Server): string {
-  return (s.name ?? s.hostname ?? '').trim() || s.address;
+  return (s.name ?? '').trim() || s.address;
 }
 
 export function protocolName(p: number | null | undefined): string {

@@ -1,20 +1,11 @@
 //! `[tracker]`: the tracker server relays report to.
 use crate::{listen_addr, net};
 use anyhow::{bail, Context, Result};
-use ipnet::IpNet;
+
 use serde::Deserialize;
 use std::net::SocketAddr;
 
-/// One relay allowed to report (`[[tracker.relay]]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AllowedRelay {
-    /// The name its flights are recorded under.
-    pub name: String,
-    /// Where it connects from.
-    pub net: IpNet,
-    /// The secret its first message must carry (lobby to lobby), if any.
-    pub secret: Option<String>,
-}
+pub use tracker::admission::AllowedRelay;
 
 /// One relay allowed to report to the tracker server.
 #[derive(Debug, Clone, Deserialize, PartialEq)]

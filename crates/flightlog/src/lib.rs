@@ -6,6 +6,7 @@
 //! - [`share`]: pure: rate buckets, the share of sessions a pilot or an address may
 //!   pass on, the share of a queue one relay may hold.
 //! - [`logbook`]: pure: a flight's departure and arrival airports and moving time.
+//! - [`tracked`]: pure: a relay's tracker lines as the same reports.
 //! - [`rows`]: pure: what the store reads (flights, totals, leaderboards).
 //! - [`backend`]: which database a URL names (pure).
 //! - [`store`] (feature `store`, on by default): one sqlx code path for SQLite (the default, one file) and
@@ -42,6 +43,7 @@ pub mod flights;
 pub mod logbook;
 pub mod rows;
 pub mod share;
+pub mod tracked;
 #[cfg(feature = "store")]
 pub mod store;
 

@@ -10,9 +10,11 @@
 //! - [`message`]: the report lines, their encoding as fgms writes them and their
 //!   parsing as fgtracker reads them;
 //! - [`control`]: the identification line and the control words both ends exchange;
-//! - [`client`]: fgms's tracker client (queue, 25-message window, PING, reconnect);
+//! - [`client`]: fgms's tracker client (queue, 25-message window, PING, reconnect),
+//!   and [`queue`], its queue file's format;
 //! - [`server`]: fgtracker's side of one connection (identification, one database
-//!   transaction per message, PING schedule).
+//!   transaction per message, PING schedule), and [`admission`], who may report to
+//!   it and how far a report's time is believed.
 //!
 //! Nothing here touches a socket, a thread or a clock: the state machines take bytes
 //! and `now`, hand back bytes to write, and say when they next need the time
@@ -21,9 +23,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod admission;
 pub mod client;
 pub mod control;
 pub mod message;
+pub mod queue;
 pub mod server;
 pub mod wire;
 

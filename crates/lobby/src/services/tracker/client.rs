@@ -84,15 +84,11 @@ pub fn messages(b: &Batch) -> Vec<String> {
     out
 }
 
-/// Reads a queue file: one message per record, records separated by NUL bytes (a
-/// message may hold newlines). A missing file is an empty backlog.
+/// Reads a queue file ([`tracker::queue`]'s format). A missing file is an empty
+/// backlog.
 pub fn load_queue(path: &Path) -> Result<Vec<String>> {
     match std::fs::read(path) {
-        Ok(bytes) => Ok(bytes
-            .split(|&b| b == 0)
-            .filter(|r| !r.is_empty())
-            .map(|r| String::from_utf8_lossy(r).into_owned())
-            .collect()),
+        Ok(bytes) => Ok(tracker::queue::decode(&bytes)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e).with_context(|| format!("cannot read tracker queue {}", path.display())),
     }
@@ -100,12 +96,7 @@ pub fn load_queue(path: &Path) -> Result<Vec<String>> {
 
 /// Writes a queue file atomically ([`udp::atomic_write`]).
 pub fn save_queue(path: &Path, msgs: &[String]) -> Result<()> {
-    let mut bytes = Vec::new();
-    for m in msgs {
-        bytes.extend_from_slice(m.as_bytes());
-        bytes.push(0);
-    }
-    udp::atomic_write(path, &bytes)
+    udp::atomic_write(path, &tracker::queue::encode(msgs))
         .with_context(|| format!("cannot write tracker queue {}", path.display()))
 }
 
@@ -318,15 +309,12 @@ mod tests {
     }
 
     #[test]
-    fn the_queue_file_keeps_messages_with_newlines() {
+    fn the_queue_file_is_read_back_and_a_missing_one_is_empty() {
         let dir = std::env::temp_dir().join(format!("lobby-tq-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("queue");
         assert!(load_queue(&f).unwrap().is_empty(), "no file: empty");
-        let msgs = vec![
-            "CONNECT A test c172p 2026-12-02 10:00:00".to_string(),
-            "POSITION a\nPOSITION b".to_string(),
-        ];
+        let msgs = vec!["POSITION a\nPOSITION b".to_string()];
         save_queue(&f, &msgs).unwrap();
         assert_eq!(load_queue(&f).unwrap(), msgs);
         let _ = std::fs::remove_dir_all(&dir);

@@ -18,15 +18,14 @@ use lifecycle::{accept, listening, tcp_listener, Stop, Supervisor};
 use crate::services::history::{History, Input};
 use anyhow::Result;
 use config::AllowedRelay;
-use flightlog::flights::{Fix, Report};
-use master::challenge::constant_time_eq;
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tracker::message::Line;
+use flightlog::tracked::report;
+use tracker::admission::{admit, Refused};
 use tracker::server::{Event, ServerConfig, ServerConn};
 use udp::{ConnLimiter, Refusal};
 
@@ -81,89 +80,6 @@ telemetry::fields! {
         pub fatal => families::FATAL_CLOSES;
         /// Relays identified and connected now.
         pub relays_connected => families::RELAYS_CONNECTED;
-    }
-}
-
-/// Why an identification is refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refused {
-    /// No `[[tracker.relay]]` holds the source address.
-    NotListed,
-    /// The relay's entry has a secret and the first message did not carry it.
-    WrongSecret,
-}
-
-/// The relay allowed from `ip` with the first message's `secret`: the first entry
-/// whose network holds `ip`, and whose secret (if it has one) is the one sent.
-pub fn admit<'a>(
-    allowed: &'a [AllowedRelay],
-    ip: IpAddr,
-    secret: Option<&str>,
-) -> Result<&'a str, Refused> {
-    let ip = ip.to_canonical();
-    let r = allowed
-        .iter()
-        .find(|r| r.net.contains(&ip))
-        .ok_or(Refused::NotListed)?;
-    match (&r.secret, secret) {
-        (None, _) => Ok(&r.name),
-        (Some(want), Some(got)) if constant_time_eq(want.as_bytes(), got.as_bytes()) => Ok(&r.name),
-        _ => Err(Refused::WrongSecret),
-    }
-}
-
-/// A report's time as recorded: within six hours before `now` and a minute after
-/// (issue 20, item 7: a flight dated in the future is never closed nor pruned; a
-/// relay's backlog after a long outage is the oldest an honest report gets).
-pub fn clamp_time(t: i64, now: i64) -> i64 {
-    t.clamp(now - 6 * 3600, now + 60)
-}
-
-/// The flight log report of one tracker line from relay `relay`, received at `now`.
-pub fn report(line: Line, relay: &str, now: i64) -> Report {
-    let mut line = line;
-    match &mut line {
-        Line::Connect { time, .. }
-        | Line::Disconnect { time, .. }
-        | Line::Position { time, .. } => *time = clamp_time(*time, now),
-    }
-    match line {
-        Line::Connect {
-            callsign,
-            model,
-            time,
-            ..
-        } => Report::Began {
-            callsign,
-            model,
-            relay: relay.to_string(),
-            at: time,
-            source: None,
-        },
-        Line::Disconnect { callsign, time, .. } => Report::Ended {
-            callsign,
-            relay: relay.to_string(),
-            at: time,
-        },
-        Line::Position {
-            callsign,
-            lat,
-            lon,
-            alt_ft,
-            heading,
-            time,
-            ..
-        } => Report::Position {
-            callsign,
-            relay: relay.to_string(),
-            at: time,
-            fix: Fix {
-                lat,
-                lon,
-                alt_ft,
-                heading,
-            },
-        },
     }
 }
 
@@ -341,78 +257,6 @@ fn finish(shared: &Shared, name: Option<String>, peer: SocketAddr) {
         tracing::info!(%peer, relay = n, "tracker: relay disconnected");
         if let Some(h) = &shared.history {
             h.send(Input::RelayGone(n));
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relays_are_admitted_by_the_first_network_that_holds_them() {
-        let entry = |name: &str, net: &str, secret: Option<&str>| AllowedRelay {
-            name: name.into(),
-            net: net.parse().unwrap(),
-            secret: secret.map(str::to_string),
-        };
-        let allowed = vec![
-            entry("mpserver01", "192.0.2.1/32", None),
-            entry("lan", "10.0.0.0/8", None),
-            entry("v6", "2001:db8::/64", None),
-            entry("lobby02", "198.51.100.0/24", Some("s3cret")),
-        ];
-        let n = |s: &str, secret: Option<&str>| admit(&allowed, s.parse().unwrap(), secret);
-        assert_eq!(n("192.0.2.1", None), Ok("mpserver01"));
-        assert_eq!(n("::ffff:192.0.2.1", None), Ok("mpserver01"), "mapped IPv4");
-        assert_eq!(n("10.9.8.7", Some("anything")), Ok("lan"));
-        assert_eq!(n("2001:db8::5", None), Ok("v6"));
-        assert_eq!(n("192.0.2.2", None), Err(Refused::NotListed));
-        // An entry with a secret admits only the relay that sends it.
-        assert_eq!(n("198.51.100.7", Some("s3cret")), Ok("lobby02"));
-        assert_eq!(n("198.51.100.7", None), Err(Refused::WrongSecret));
-        assert_eq!(n("198.51.100.7", Some("s3cre")), Err(Refused::WrongSecret));
-    }
-
-    #[test]
-    fn report_times_are_clamped_near_now() {
-        let now = 1_796_155_200;
-        assert_eq!(clamp_time(now + 10, now), now + 10);
-        assert_eq!(clamp_time(now + 86_400 * 365, now), now + 60, "the future");
-        assert_eq!(clamp_time(0, now), now - 6 * 3600, "the distant past");
-    }
-
-    #[test]
-    fn lines_become_reports_of_the_identified_relay() {
-        let r = report(
-            Line::Position {
-                callsign: "TEST1".into(),
-                passwd: "test".into(),
-                lat: 63.9,
-                lon: -22.6,
-                alt_ft: 1000.0,
-                heading: 280.0,
-                pitch: 0.0,
-                roll: 0.0,
-                time: 1_796_155_200,
-            },
-            "mpserver01",
-            1_796_155_210,
-        );
-        match r {
-            Report::Position {
-                callsign,
-                relay,
-                at,
-                fix,
-            } => {
-                assert_eq!(
-                    (callsign.as_str(), relay.as_str(), at),
-                    ("TEST1", "mpserver01", 1_796_155_200)
-                );
-                assert_eq!((fix.lat, fix.heading), (63.9, 280.0));
-            }
-            other => panic!("{other:?}"),
         }
     }
 }
