@@ -6,6 +6,7 @@
 //! Pure: the table is parsed once from the embedded text, on first use, into a
 //! one-degree grid; nothing here reads a file, a socket or the clock.
 
+use fgmp::geo::{great_circle_m, EARTH_RADIUS_M};
 use std::sync::OnceLock;
 
 /// The embedded table, as `scripts/airports-update` wrote it.
@@ -153,18 +154,6 @@ impl BBox {
             lon >= self.west || lon <= self.east
         }
     }
-}
-
-/// Mean Earth radius, metres (the IUGG's R1).
-pub const EARTH_RADIUS_M: f64 = 6_371_008.8;
-
-/// Great-circle distance between two points, metres (haversine).
-pub fn distance_m(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
-    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
-    let dp = p2 - p1;
-    let dl = (lon2 - lon1).to_radians();
-    let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * EARTH_RADIUS_M * h.sqrt().min(1.0).asin()
 }
 
 const COLS: usize = 360;
@@ -336,7 +325,7 @@ impl<'a> Table<'a> {
         let mut best: Option<(&Airport<'a>, f64)> = None;
         for (r, c) in Self::cells_around(lat, lon, dlat, dlon) {
             for a in self.cell(r, c) {
-                let d = distance_m(lat, lon, a.lat, a.lon);
+                let d = great_circle_m(lat, lon, a.lat, a.lon);
                 if d > within_m {
                     continue;
                 }
@@ -423,18 +412,6 @@ mod tests {
             table().get("ZZZZ").unwrap().name,
             "Satsuma Iōjima Airport",
             "UTF-8 names kept"
-        );
-    }
-
-    #[test]
-    fn distance_matches_known_values() {
-        // One degree of latitude on the mean sphere: 111.195 km.
-        assert!((distance_m(0.0, 0.0, 1.0, 0.0) - 111_195.0).abs() < 1.0);
-        // Heathrow to San Francisco: about 8,620 km on the sphere.
-        let d = distance_m(51.4706, -0.46194, 37.619, -122.375);
-        assert!((d - 8_620_000.0).abs() < 20_000.0, "{d}");
-        assert!(
-            (distance_m(10.0, 179.9, 10.0, -179.9) - distance_m(10.0, 0.0, 10.0, 0.2)).abs() < 1.0
         );
     }
 
@@ -535,7 +512,7 @@ mod tests {
             let within = km * 1000.0;
             let got = t.nearest(lat, lon, within).map(|(a, _)| a.ident);
             let scan = t.airports.iter()
-                .map(|a| (a, distance_m(lat, lon, a.lat, a.lon)))
+                .map(|a| (a, great_circle_m(lat, lon, a.lat, a.lon)))
                 .filter(|(_, d)| *d <= within)
                 .min_by(|x, y| x.1.partial_cmp(&y.1).unwrap()
                     .then((y.0.kind, std::cmp::Reverse(y.0.ident)).cmp(&(x.0.kind, std::cmp::Reverse(x.0.ident)))))

@@ -15,7 +15,8 @@
 //! own lines and never everyone else's. What is refused or evicted is counted
 //! ([`ChatStats`], in `/metrics` as `lobby_chat_lines_total`).
 
-use crate::pilots::{great_circle_nm, Pilot};
+use crate::pilots::Pilot;
+use fgmp::geo::great_circle_nm;
 use sansio::quota::Net;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};

@@ -206,15 +206,6 @@ pub struct PilotFilter {
 
 impl crate::params::Bounds for PilotFilter {}
 
-/// Great-circle distance in nautical miles (haversine, mean Earth radius).
-pub fn great_circle_nm(lat1: f64, lon1: f64, lat2: f64, lon2: f64) -> f64 {
-    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
-    let dp = p2 - p1;
-    let dl = (lon2 - lon1).to_radians();
-    let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * fgmp::geo::EARTH_RADIUS_NM * h.sqrt().min(1.0).asin()
-}
-
 impl PilotFilter {
     /// Whether `p` passes.
     pub fn keeps(&self, p: &Pilot) -> bool {
@@ -222,7 +213,7 @@ impl PilotFilter {
             return false;
         }
         if let Some((lat, lon, nm)) = self.near {
-            if great_circle_nm(lat, lon, p.lat, p.lon) > nm {
+            if fgmp::geo::great_circle_nm(lat, lon, p.lat, p.lon) > nm {
                 return false;
             }
         }

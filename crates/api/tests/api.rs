@@ -157,16 +157,6 @@ fn pilot_filters_parse_strictly_and_select() {
 }
 
 #[test]
-fn great_circle_distances() {
-    // One degree of latitude: 60 nm (to the mean radius's precision).
-    assert!((pilots::great_circle_nm(0.0, 0.0, 1.0, 0.0) - 60.04).abs() < 0.05);
-    // Half way round the Earth.
-    let half = pilots::great_circle_nm(0.0, 0.0, 0.0, 180.0);
-    assert!((half - 10_807.4).abs() < 1.0, "{half}");
-    assert_eq!(pilots::great_circle_nm(10.0, 20.0, 10.0, 20.0), 0.0);
-}
-
-#[test]
 fn a_stream_update_has_joins_moves_and_leaves() {
     let a = pilot("ALPHA", 64.0, -22.0);
     let b = pilot("BRAVO", 50.0, 8.0);

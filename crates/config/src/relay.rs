@@ -2,9 +2,11 @@
 use crate::{listen_addr, net};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
+
+pub use ::relay::peers::{Kind, PeerName};
 
 /// The `[relay]` table.
 #[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
@@ -113,13 +115,12 @@ impl RelaySection {
     /// The relay peers and crossfeed targets, checked for syntax only (names are
     /// resolved by the running relay, see `parts::peers`).
     pub fn peer_names(&self) -> Result<Vec<PeerName>> {
-        use crate::relay::{Kind, PeerName};
         let relays = self.relays.iter().map(|s| PeerName::parse(s, Kind::Relay));
         let feeds = self
             .crossfeeds
             .iter()
             .map(|s| PeerName::parse(s, Kind::Crossfeed));
-        relays.chain(feeds).collect()
+        Ok(relays.chain(feeds).collect::<Result<_, _>>()?)
     }
 
     /// How often peer names are resolved again.
@@ -266,99 +267,6 @@ pub struct PeerOptions {
     pub names: Vec<PeerName>,
     /// Seconds between two resolutions of a name that resolves.
     pub refresh: Duration,
-}
-
-/// What a configured address is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A relay this one exchanges traffic with.
-    Relay,
-    /// A crossfeed target.
-    Crossfeed,
-}
-
-impl Kind {
-    /// What it is, in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Relay => "relay peer",
-            Kind::Crossfeed => "crossfeed target",
-        }
-    }
-}
-
-/// One configured `host:port`, checked for syntax.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeerName {
-    /// Relay or crossfeed.
-    pub kind: Kind,
-    /// As written in the configuration.
-    pub text: String,
-    /// Host name or IP literal.
-    pub host: String,
-    /// Port.
-    pub port: u16,
-    /// Short label for the telnet list (fgms prints the host's first DNS label).
-    pub label: String,
-}
-
-impl PeerName {
-    /// Checks `text` as `HOST:PORT` (IPv6 literals in brackets). Only a malformed
-    /// value is an error; whether the name resolves is found out later.
-    pub fn parse(text: &str, kind: Kind) -> Result<PeerName> {
-        let t = text.trim();
-        let Some((host, port)) = t.rsplit_once(':') else {
-            bail!("invalid {} {text:?}: expected HOST:PORT", kind.name());
-        };
-        let bracketed = host.starts_with('[') && host.ends_with(']');
-        let host = host.trim_start_matches('[').trim_end_matches(']');
-        if host.contains(':') && !bracketed {
-            bail!(
-                "invalid {} {text:?}: write an IPv6 address in brackets, [ADDR]:PORT",
-                kind.name()
-            );
-        }
-        let port: u16 = match port.parse() {
-            Ok(p) if p != 0 => p,
-            _ => bail!("invalid {} {text:?}: the port must be 1-65535", kind.name()),
-        };
-        let literal = host.parse::<IpAddr>().is_ok();
-        if host.is_empty() || (host.contains(':') && !literal) || !valid_hostname(host) && !literal
-        {
-            bail!("invalid {} {text:?}: expected HOST:PORT", kind.name());
-        }
-        let label = if literal {
-            host.to_string()
-        } else {
-            host.split('.').next().unwrap_or(host).to_string()
-        };
-        Ok(PeerName {
-            kind,
-            text: t.to_string(),
-            host: host.to_string(),
-            port,
-            label,
-        })
-    }
-
-    /// The address, when the host is an IP literal (no resolution needed).
-    pub fn literal(&self) -> Option<SocketAddr> {
-        self.host
-            .parse::<IpAddr>()
-            .ok()
-            .map(|ip| SocketAddr::new(ip, self.port))
-    }
-}
-
-/// Letters, digits, `-`, `_` and dots, 1-253 characters, labels of 1-63.
-fn valid_hostname(h: &str) -> bool {
-    h.len() <= 253
-        && h.trim_end_matches('.').split('.').all(|l| {
-            !l.is_empty()
-                && l.len() <= 63
-                && l.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-        })
 }
 
 /// What `[relay] tracker*` configured.

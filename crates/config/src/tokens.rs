@@ -2,7 +2,7 @@
 //! the constant-time lookup of a presented token.
 
 use anyhow::{bail, Result};
-use master::challenge::constant_time_eq;
+use subtle::ConstantTimeEq;
 
 /// Shortest token accepted: guessing one is out of reach.
 pub const MIN_TOKEN_LEN: usize = 16;
@@ -75,7 +75,7 @@ pub fn parse_tokens(text: &str, origin: &str) -> Result<Vec<Token>> {
 pub fn who<'a>(tokens: &'a [Token], given: &str) -> Option<&'a str> {
     let mut found = None;
     for t in tokens {
-        if constant_time_eq(t.secret.as_bytes(), given.as_bytes()) {
+        if bool::from(t.secret.as_bytes().ct_eq(given.as_bytes())) {
             found = Some(t.name.as_str());
         }
     }

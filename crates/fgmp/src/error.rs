@@ -53,3 +53,13 @@ pub enum Error {
     #[error("property: {0}")]
     Property(#[from] crate::props::PropError),
 }
+
+impl From<wire::Truncated> for Error {
+    fn from(t: wire::Truncated) -> Self {
+        Error::Truncated {
+            offset: t.offset,
+            needed: t.needed,
+            available: t.available,
+        }
+    }
+}

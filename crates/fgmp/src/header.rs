@@ -1,8 +1,8 @@
 //! The 32-byte header every FlightGear multiplayer datagram starts with.
 
-use crate::cursor::{put_u32, Cursor};
 use crate::{Error, HEADER_LEN, MAGIC_CLIENT, MAGIC_RELAY};
 use std::fmt;
+use wire::{put_u32_be, Cursor};
 
 /// Which magic a datagram carries: a client's `FGFS` or a relay's `SFGF`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -221,12 +221,12 @@ impl Header {
             return Err(Error::Runt(buf.len()));
         }
         let mut c = Cursor::new(buf);
-        let magic = Magic::from_wire(c.u32()?)?;
-        let version = c.u32()?;
-        let msg_id = MsgId::from_wire(c.u32()?);
-        let msg_len = c.u32()?;
-        let range_word = c.u32()?;
-        let reply_port = c.u32()?;
+        let magic = Magic::from_wire(c.u32_be()?)?;
+        let version = c.u32_be()?;
+        let msg_id = MsgId::from_wire(c.u32_be()?);
+        let msg_len = c.u32_be()?;
+        let range_word = c.u32_be()?;
+        let reply_port = c.u32_be()?;
         let callsign = Callsign::from_wire(c.array()?);
         Ok(Header {
             magic,
@@ -241,12 +241,12 @@ impl Header {
 
     /// Appends the 32 header bytes.
     pub fn encode(&self, out: &mut Vec<u8>) {
-        put_u32(out, self.magic.to_wire());
-        put_u32(out, self.version);
-        put_u32(out, self.msg_id.to_wire());
-        put_u32(out, self.msg_len);
-        put_u32(out, self.range_word);
-        put_u32(out, self.reply_port);
+        put_u32_be(out, self.magic.to_wire());
+        put_u32_be(out, self.version);
+        put_u32_be(out, self.msg_id.to_wire());
+        put_u32_be(out, self.msg_len);
+        put_u32_be(out, self.range_word);
+        put_u32_be(out, self.reply_port);
         out.extend_from_slice(&self.callsign.wire());
     }
 

@@ -8,7 +8,6 @@
 
 pub mod aircraft;
 pub mod attitude;
-pub mod cursor;
 pub mod error;
 pub mod extras;
 pub mod geo;

@@ -1,13 +1,13 @@
 //! Whole datagrams: strict validation, the relay's zero-copy routing view, and
 //! typed position / chat / ping messages with their encoders.
 
-use crate::cursor::{f64_at, put_f32, put_f64, put_u32, u32_at, Cursor};
 use crate::header::{Header, Magic, MsgId};
 use crate::props::PropertyList;
 use crate::{
     Callsign, Error, CHAT_LEN, HEADER_LEN, MAX_DATAGRAM, POSITION_BODY_LEN, POSITION_MIN_LEN,
     VERSION,
 };
+use wire::{f64_be_at, put_f32_be, put_f64_be, put_u32_be, u32_be_at, Cursor};
 
 /// Offset of the ECEF position (3 × f64) in a position datagram.
 pub const POSITION_OFFSET: usize = 144;
@@ -52,7 +52,7 @@ impl RoutingInfo {
             return Err(Error::Runt(len));
         }
         // The length checks above make these reads infallible; map to Runt anyway, never panic.
-        let word = |off| u32_at(datagram, off).ok_or(Error::Runt(len));
+        let word = |off| u32_be_at(datagram, off).ok_or(Error::Runt(len));
         let magic = Magic::from_wire(word(0)?)?;
         let version = word(4)?;
         if version != VERSION {
@@ -79,9 +79,10 @@ impl RoutingInfo {
                     return Err(Error::PositionTooShort(len));
                 }
                 let p = [
-                    f64_at(datagram, POSITION_OFFSET).ok_or(Error::PositionTooShort(len))?,
-                    f64_at(datagram, POSITION_OFFSET + 8).ok_or(Error::PositionTooShort(len))?,
-                    f64_at(datagram, POSITION_OFFSET + 16).ok_or(Error::PositionTooShort(len))?,
+                    f64_be_at(datagram, POSITION_OFFSET).ok_or(Error::PositionTooShort(len))?,
+                    f64_be_at(datagram, POSITION_OFFSET + 8).ok_or(Error::PositionTooShort(len))?,
+                    f64_be_at(datagram, POSITION_OFFSET + 16)
+                        .ok_or(Error::PositionTooShort(len))?,
                 ];
                 check_position(p)?;
                 Some(p)
@@ -174,15 +175,15 @@ impl Position {
         let model = model_field[..model_len.min(MODEL_LEN - 1)].to_vec();
         Ok(Position {
             model,
-            time: c.f64()?,
-            lag: c.f64()?,
-            position: c.vec3d()?,
-            orientation: c.vec3f()?,
-            linear_vel: c.vec3f()?,
-            angular_vel: c.vec3f()?,
-            linear_accel: c.vec3f()?,
-            angular_accel: c.vec3f()?,
-            pad: c.u32()?,
+            time: c.f64_be()?,
+            lag: c.f64_be()?,
+            position: c.f64x3_be()?,
+            orientation: c.f32x3_be()?,
+            linear_vel: c.f32x3_be()?,
+            angular_vel: c.f32x3_be()?,
+            linear_accel: c.f32x3_be()?,
+            angular_accel: c.f32x3_be()?,
+            pad: c.u32_be()?,
             properties: PropertyList::decode(c.rest()),
         })
     }
@@ -195,10 +196,10 @@ impl Position {
         let mut field = [0u8; MODEL_LEN];
         field[..self.model.len()].copy_from_slice(&self.model);
         out.extend_from_slice(&field);
-        put_f64(out, self.time);
-        put_f64(out, self.lag);
+        put_f64_be(out, self.time);
+        put_f64_be(out, self.lag);
         for v in self.position {
-            put_f64(out, v);
+            put_f64_be(out, v);
         }
         for v3 in [
             self.orientation,
@@ -208,10 +209,10 @@ impl Position {
             self.angular_accel,
         ] {
             for v in v3 {
-                put_f32(out, v);
+                put_f32_be(out, v);
             }
         }
-        put_u32(out, self.pad);
+        put_u32_be(out, self.pad);
         self.properties.encode(out);
         Ok(())
     }

@@ -38,20 +38,10 @@
 
 use crate::logbook;
 use crate::share::{Buckets, Rate};
+use crate::track::{distance_nm, MAX_SPEED_KT};
 use std::collections::HashMap;
 
-/// One position: degrees, feet, degrees true.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Fix {
-    /// Latitude, degrees north.
-    pub lat: f64,
-    /// Longitude, degrees east.
-    pub lon: f64,
-    /// Altitude, feet.
-    pub alt_ft: f64,
-    /// Heading, degrees true.
-    pub heading: f64,
-}
+pub use crate::track::Fix;
 
 /// What a relay (in-process, or through the tracker server) says about a pilot.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,10 +152,6 @@ pub enum Op {
         totals: Totals,
     },
 }
-
-/// Fastest ground speed believed between two positions, knots: a faster jump (a
-/// teleport, a relocation in the simulator) is not counted as distance flown.
-pub const MAX_SPEED_KT: f64 = 2000.0;
 
 /// Seconds between stored positions of one flight, at first ([`sample_every`]).
 pub const SAMPLE_EVERY: i64 = 10;
@@ -412,16 +398,6 @@ pub struct Flights {
     open: HashMap<Key, OpenFlight>,
     max_open: usize,
     rows: Rows,
-}
-
-/// Great-circle distance between two fixes, nautical miles (a sphere of mean radius).
-pub fn distance_nm(a: Fix, b: Fix) -> f64 {
-    const R_NM: f64 = 3440.065;
-    let (p1, p2) = (a.lat.to_radians(), b.lat.to_radians());
-    let dp = p2 - p1;
-    let dl = (b.lon - a.lon).to_radians();
-    let h = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
-    2.0 * R_NM * h.sqrt().min(1.0).asin()
 }
 
 impl Flights {

@@ -2,6 +2,9 @@
 //! positions sampled every 10 s, distance, highest altitude) and Xash3D servers'
 //! history (first and last seen, players over time).
 //!
+//! - [`track`]: pure: a position ([`Fix`]), the distance between two, the fastest
+//!   speed believed; what `flights` and `logbook` share (a leaf: neither imports the
+//!   other).
 //! - [`flights`]: pure: what relays report becomes flights and database operations.
 //! - [`share`]: pure: rate buckets, the share of sessions a pilot or an address may
 //!   pass on, the share of a queue one relay may hold.
@@ -43,9 +46,10 @@ pub mod flights;
 pub mod logbook;
 pub mod rows;
 pub mod share;
-pub mod tracked;
 #[cfg(feature = "store")]
 pub mod store;
+pub mod track;
+pub mod tracked;
 
 pub use flights::{Fix, Flights, Op, Report, Totals};
 

@@ -45,10 +45,10 @@
 //! A flight's moving time is the sum of the intervals between its consecutive
 //! positions whose average ground speed is above [`MOVING_KT`] (5 kt, 26 m in 10 s:
 //! more than a parked aircraft's jitter) and at most
-//! [`crate::flights::MAX_SPEED_KT`] (a faster jump is a relocation, not a move).
+//! [`crate::track::MAX_SPEED_KT`] (a faster jump is a relocation, not a move).
 //! Every position reported counts (every 10 s), not only the stored ones.
 
-use crate::flights::{distance_nm, Fix, MAX_SPEED_KT};
+use crate::track::{distance_nm, Fix, MAX_SPEED_KT};
 
 /// How far from an airport's reference point a position may be to be at it, metres.
 pub const AIRPORT_RADIUS_M: f64 = 5_000.0;

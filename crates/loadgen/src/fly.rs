@@ -230,7 +230,7 @@ mod tests {
         let g = f.advance(Duration::from_secs(36)); // 1 nm at 100 kt
         let p = f.position("m", 0.0);
         let q = g.position("m", 36.0);
-        let d = fgmp::geo::distance_nm(p.position, q.position);
+        let d = fgmp::geo::chord_nm(p.position, q.position);
         assert!((d - 1.0).abs() < 0.01, "{d}");
         // What a reader of the datagram computes: the heading and speed flown.
         let a = attitude::attitude(q.position, q.orientation);

@@ -4,7 +4,7 @@
 //! fgms rule (notes 2.5): receiver `r` gets sender `s`'s datagram iff `s != r`
 //! and the ECEF distance between them is below `r`'s own range.
 
-use fgmp::geo::{distance_nm, to_ecef, Geodetic};
+use fgmp::geo::{chord_nm, to_ecef, Geodetic};
 
 /// An airport: ICAO code, latitude and longitude in degrees.
 #[derive(Debug, Clone, Copy)]
@@ -150,7 +150,7 @@ pub fn place(airports: &[Airport], n: usize, spread_nm: f64) -> Placement {
             alt_m,
         });
         let g = &mut groups[k];
-        g.radius_nm = g.radius_nm.max(distance_nm(g.center, p));
+        g.radius_nm = g.radius_nm.max(chord_nm(g.center, p));
         g.members.push(i as u32);
         pos.push(p);
     }
@@ -160,7 +160,7 @@ pub fn place(airports: &[Airport], n: usize, spread_nm: f64) -> Placement {
 /// Whether receiver `r` (at `pos_r`, asking for `range_r` nm) gets a datagram from `pos_s`.
 #[inline]
 pub fn receives(pos_r: [f64; 3], range_r: f64, pos_s: [f64; 3]) -> bool {
-    distance_nm(pos_r, pos_s) < range_r
+    chord_nm(pos_r, pos_s) < range_r
 }
 
 /// For each sender, how many other pilots receive its datagrams.
@@ -175,7 +175,7 @@ pub fn fanout(pl: &Placement, range_nm: &[f64]) -> Vec<u64> {
     let mut out = vec![0u64; n];
     let mut pair = |a: u32, b: u32| {
         let (a, b) = (a as usize, b as usize);
-        let d = distance_nm(pl.pos[a], pl.pos[b]);
+        let d = chord_nm(pl.pos[a], pl.pos[b]);
         if d < range_nm[a] {
             out[b] += 1; // a receives b
         }
@@ -190,7 +190,7 @@ pub fn fanout(pl: &Placement, range_nm: &[f64]) -> Vec<u64> {
             }
         }
         for gb in &pl.groups[gi + 1..] {
-            let gap = distance_nm(ga.center, gb.center) - ga.radius_nm - gb.radius_nm;
+            let gap = chord_nm(ga.center, gb.center) - ga.radius_nm - gb.radius_nm;
             if gap >= max_range {
                 continue;
             }
@@ -276,7 +276,7 @@ mod tests {
         let pl = place(&WORLD_AIRPORTS, 30, 0.0);
         for (i, a) in WORLD_AIRPORTS.iter().enumerate() {
             for (j, b) in WORLD_AIRPORTS.iter().enumerate().skip(i + 1) {
-                let d = distance_nm(pl.groups[i].center, pl.groups[j].center);
+                let d = chord_nm(pl.groups[i].center, pl.groups[j].center);
                 assert!(d > 180.0, "{} {} only {d} nm", a.icao, b.icao);
             }
         }

@@ -10,8 +10,8 @@
 //! whichever worker changed the deadline waits for it; a worker woken for a deadline
 //! another one already served finds nothing due and reads the next.
 
-use lifecycle::{injected_panic, listening, lock, Supervisor};
 use anyhow::{Context, Result};
+use lifecycle::{injected_panic, listening, lock, Supervisor};
 use sansio::{Engine, Outbox};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::{Arc, Mutex};

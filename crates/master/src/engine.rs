@@ -1,7 +1,7 @@
 //! The master state machine.
 
 use crate::bans::{parse_net, Bans, MAX_BANS};
-use crate::challenge::{admin_hash, constant_time_eq, Challenges};
+use crate::challenge::{admin_hash, Challenges};
 use crate::config::Config;
 use crate::ratelimit::{source_key, RateLimiter, Verdict};
 use crate::state::{SavedServer, SavedState, STATE_VERSION};
@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use subtle::ConstantTimeEq;
 use xash::admin::{AdminChallengeReply, AdminChallengeRequest, AdminCommand, AdminReply};
 use xash::filter::{Filter, Version};
 use xash::info::InfoString;
@@ -649,7 +650,7 @@ impl Engine {
                 &self.config.hash_key,
                 &self.config.hash_personal,
             );
-            if constant_time_eq(&want, &cmd.hash) && who.is_none() {
+            if bool::from(want.ct_eq(&cmd.hash)) && who.is_none() {
                 who = Some(a.name.clone());
             }
         }

@@ -15,7 +15,6 @@ pub mod push;
 mod tcp;
 pub mod zone;
 
-use lifecycle::{listening, Stop, Supervisor};
 use anyhow::{bail, Context, Result};
 use budget::Budgeted;
 use config::{DirectorySection, DnsSection, RelayEntry};
@@ -24,6 +23,7 @@ use directory::{Config, Directory, RelayConfig, Scenery, ZoneConfig};
 use hickory_proto::rr::Name;
 use hickory_server::zone_handler::{Catalog, ZoneHandler};
 use hickory_server::Server;
+use lifecycle::{listening, Stop, Supervisor};
 use probe::{probe_all, probe_loop, resolve_relays, Prober};
 use push::{push_loop, Push};
 use std::collections::BTreeMap;

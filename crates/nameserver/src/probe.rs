@@ -3,12 +3,12 @@
 //! updated from the answers.
 
 use super::zone::{zone_handler, ServedZone};
-use lifecycle::Stop;
 use anyhow::Result;
 use directory::probe::Ping;
 use directory::{Directory, ZoneUpdate};
 use fgquery::ping::ping_relay;
 use hickory_proto::rr::{Name, Record};
+use lifecycle::Stop;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -2,13 +2,13 @@
 //! with TSIG, retried with back-off and checked by a periodic refresh
 //! (`directory::push` decides what and when; this is the network side).
 
-use lifecycle::Stop;
 use anyhow::{bail, Result};
 use config::DnsSection;
 use directory::push::{self as dpush, Due, Outgoing, PushError, Schedule, Target, Timing};
 use directory::stats::{Counter, Stats};
 use hickory_proto::op::{Message, ResponseCode};
 use hickory_proto::rr::{Name, Record, TSigner};
+use lifecycle::Stop;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,7 +7,6 @@
 //! HTTP does). The catalog answers as over UDP, with
 //! the client's address (AXFR access sees it).
 
-use lifecycle::{accept, Stop, Tasks};
 use anyhow::Result;
 use directory::stats::{Counter, Stats};
 use directory::tcp::{form_error, frame, MAX_QUERIES_PER_CONNECTION};
@@ -15,6 +14,7 @@ use hickory_net::{runtime::TokioTime, xfer::Protocol, NetError};
 use hickory_proto::{op::MessageType, rr::Record, serialize::binary::BinEncoder};
 use hickory_server::server::{Request, RequestHandler, ResponseHandler, ResponseInfo};
 use hickory_server::zone_handler::{Catalog, MessageResponse};
+use lifecycle::{accept, Stop, Tasks};
 use std::{net::SocketAddr, sync::Arc, time::Duration};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

@@ -79,10 +79,7 @@ fn elsewhere(n: usize) -> Vec<[f64; 3]> {
         let mut lon = -180.0;
         while out.len() < n && lon < 180.0 {
             let p = ecef(lat, lon);
-            if airports
-                .iter()
-                .all(|&a| fgmp::geo::distance_nm(a, p) > 250.0)
-            {
+            if airports.iter().all(|&a| fgmp::geo::chord_nm(a, p) > 250.0) {
                 out.push(p);
             }
             lon += 0.7;

@@ -922,11 +922,7 @@ fn client_form(buf: &mut [u8], range_word: u32) {
 
 /// Three big-endian `f32`s at `off` (zeros where the datagram is too short).
 fn read_f32x3(d: &[u8], off: usize) -> [f32; 3] {
-    let f = |at: usize| {
-        fgmp::cursor::u32_at(d, at)
-            .map(f32::from_bits)
-            .unwrap_or(0.0)
-    };
+    let f = |at: usize| wire::u32_be_at(d, at).map(f32::from_bits).unwrap_or(0.0);
     [f(off), f(off + 4), f(off + 8)]
 }
 

@@ -150,7 +150,7 @@ impl SpatialIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fgmp::geo::{distance_nm, to_ecef, Geodetic};
+    use fgmp::geo::{chord_nm, to_ecef, Geodetic};
     use proptest::prelude::*;
 
     fn at(lat: f64, lon: f64) -> [f64; 3] {
@@ -178,7 +178,7 @@ mod tests {
             let mut got = Vec::new();
             idx.candidates(qp, |id| got.push(id));
             for (i, &(p, r)) in pos.iter().enumerate() {
-                if distance_nm(p, qp) < r {
+                if chord_nm(p, qp) < r {
                     prop_assert!(got.contains(&(i as u32)), "pilot {} at range {} missed", i, r);
                 }
             }

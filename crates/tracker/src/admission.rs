@@ -46,9 +46,7 @@ pub fn admit<'a>(
         .ok_or(Refused::NotListed)?;
     match (&r.secret, secret) {
         (None, _) => Ok(&r.name),
-        (Some(want), Some(got)) if bool::from(want.as_bytes().ct_eq(got.as_bytes())) => {
-            Ok(&r.name)
-        }
+        (Some(want), Some(got)) if bool::from(want.as_bytes().ct_eq(got.as_bytes())) => Ok(&r.name),
         _ => Err(Refused::WrongSecret),
     }
 }
@@ -90,7 +88,10 @@ mod tests {
         assert_eq!(n("198.51.100.7", Some("s3cret")), Ok("lobby02"));
         assert_eq!(n("198.51.100.7", None), Err(Refused::WrongSecret));
         assert_eq!(n("198.51.100.7", Some("s3cre")), Err(Refused::WrongSecret));
-        assert_eq!(n("198.51.100.7", Some("s3cret!")), Err(Refused::WrongSecret));
+        assert_eq!(
+            n("198.51.100.7", Some("s3cret!")),
+            Err(Refused::WrongSecret)
+        );
     }
 
     #[test]

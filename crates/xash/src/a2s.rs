@@ -26,8 +26,8 @@
 //! Replies that were split into `FE FF FF FF` fragments must be put back together
 //! with [`crate::split::Reassembler`] before they are decoded here.
 
-use crate::cursor::{put_cstr, Cursor};
 use crate::{Error, OOB};
+use wire::{put_cstr, Cursor};
 
 /// The challenge value a client sends when it has none yet (`FF FF FF FF`); servers
 /// that require challenges answer it with a [`ChallengeReply`].
@@ -35,7 +35,7 @@ pub const NO_CHALLENGE: i32 = -1;
 
 /// Reads the `FF×4` prefix and one header byte.
 fn expect_header(c: &mut Cursor<'_>, header: &[u8]) -> Result<(), Error> {
-    c.expect(header)
+    Ok(c.expect(header)?)
 }
 
 /// Appends `FF×4` + `kind`.
@@ -73,7 +73,7 @@ impl InfoRequest {
         let challenge = if c.remaining() == 0 {
             None
         } else {
-            Some(c.i32()?)
+            Some(c.i32_le()?)
         };
         c.finish()?;
         Ok(InfoRequest { challenge })
@@ -155,13 +155,13 @@ impl ExtraData {
             ..ExtraData::default()
         };
         if flags & Self::PORT != 0 {
-            e.port = Some(c.u16()?);
+            e.port = Some(c.u16_le()?);
         }
         if flags & Self::STEAM_ID != 0 {
             e.steam_id = Some(u64::from_le_bytes(c.array()?));
         }
         if flags & Self::SOURCE_TV != 0 {
-            let port = c.u16()?;
+            let port = c.u16_le()?;
             e.source_tv = Some((port, owned_cstr(c)?));
         }
         if flags & Self::KEYWORDS != 0 {
@@ -389,8 +389,8 @@ impl LegacyInfoReply {
             Some(ModInfo {
                 link,
                 download_link,
-                version: c.u32()?,
-                size: c.u32()?,
+                version: c.u32_le()?,
+                size: c.u32_le()?,
                 multiplayer_only: c.u8()?,
                 own_dll: c.u8()?,
             })
@@ -454,7 +454,7 @@ impl LegacyInfoReply {
 fn decode_challenged(packet: &[u8], header: &[u8]) -> Result<i32, Error> {
     let mut c = Cursor::new(packet);
     expect_header(&mut c, header)?;
-    let challenge = c.i32()?;
+    let challenge = c.i32_le()?;
     c.finish()?;
     Ok(challenge)
 }
@@ -533,8 +533,8 @@ impl PlayersReply {
             players.push(Player {
                 index: c.u8()?,
                 name: owned_cstr(&mut c)?,
-                frags: c.i32()?,
-                duration: c.f32()?,
+                frags: c.i32_le()?,
+                duration: c.f32_le()?,
             });
         }
         c.finish()?;
@@ -602,7 +602,7 @@ impl RulesReply {
     pub fn decode(packet: &[u8]) -> Result<Self, Error> {
         let mut c = Cursor::new(packet);
         expect_header(&mut c, Self::HEADER)?;
-        let count = usize::from(c.u16()?);
+        let count = usize::from(c.u16_le()?);
         // Each rule is at least two NULs.
         if count.saturating_mul(2) > c.remaining() {
             return Err(Error::BadLength("rule count exceeds packet"));

@@ -7,8 +7,8 @@
 //!    hash = BLAKE2b(len, key, personal)(password ‖ hash challenge LE): no password on the wire;
 //! 4. master → client (lobby only), `FF×4 adminreply ok|error <text>`.
 
-use crate::cursor::Cursor;
 use crate::Error;
+use wire::Cursor;
 
 /// `adminchallenge` (raw, exactly these 14 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,8 +51,8 @@ impl AdminChallengeReply {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
         let r = AdminChallengeReply {
-            master_challenge: c.u32()?,
-            hash_challenge: c.u32()?,
+            master_challenge: c.u32_le()?,
+            hash_challenge: c.u32_le()?,
         };
         c.finish()?;
         Ok(r)
@@ -85,12 +85,12 @@ impl AdminCommand {
     pub fn decode(p: &[u8], hash_len: usize) -> Result<Self, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        if c.peek_rest().starts_with(b"challenge") {
+        if c.rest().starts_with(b"challenge") {
             return Err(Error::WrongHeader);
         }
-        let master_challenge = c.u32()?;
+        let master_challenge = c.u32_le()?;
         let hash = c.take(hash_len)?.to_vec();
-        let command = std::str::from_utf8(c.rest())
+        let command = std::str::from_utf8(c.take_rest())
             .map_err(|_| Error::InvalidField("command is not UTF-8"))?
             .to_string();
         Ok(AdminCommand {
@@ -126,7 +126,8 @@ impl AdminReply {
     pub fn decode(p: &[u8]) -> Result<Self, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        let t = std::str::from_utf8(c.rest()).map_err(|_| Error::InvalidField("reply text"))?;
+        let t =
+            std::str::from_utf8(c.take_rest()).map_err(|_| Error::InvalidField("reply text"))?;
         let (status, text) = t.split_once(' ').unwrap_or((t, ""));
         let ok = match status {
             "ok" => true,

@@ -35,3 +35,32 @@ pub enum Error {
     #[error("implausible length or count: {0}")]
     BadLength(&'static str),
 }
+
+impl From<wire::Truncated> for Error {
+    fn from(t: wire::Truncated) -> Self {
+        Error::Truncated {
+            offset: t.offset,
+            needed: t.needed,
+            available: t.available,
+        }
+    }
+}
+
+impl From<wire::Unterminated> for Error {
+    fn from(u: wire::Unterminated) -> Self {
+        Error::Unterminated(u.offset)
+    }
+}
+
+/// A missing prefix is this message's header missing (`Cursor::expect`).
+impl From<wire::Mismatch> for Error {
+    fn from(_: wire::Mismatch) -> Self {
+        Error::WrongHeader
+    }
+}
+
+impl From<wire::Trailing> for Error {
+    fn from(t: wire::Trailing) -> Self {
+        Error::Trailing(t.count)
+    }
+}

@@ -519,12 +519,12 @@ impl TestPacket {
 
     /// Decodes a test packet; any filler length is accepted.
     pub fn decode(packet: &[u8]) -> Result<Self, Error> {
-        let mut c = crate::cursor::Cursor::new(packet);
+        let mut c = wire::Cursor::new(packet);
         c.expect(Self::HEADER)?;
-        let crc = c.u32()?;
+        let crc = c.u32_le()?;
         Ok(TestPacket {
             crc,
-            filler: c.rest().to_vec(),
+            filler: c.take_rest().to_vec(),
         })
     }
 

@@ -10,7 +10,6 @@
 
 pub mod a2s;
 pub mod admin;
-pub mod cursor;
 pub mod error;
 pub mod filter;
 pub mod handshake;

@@ -1,11 +1,11 @@
 //! The master half of the protocol: heartbeat, challenge, server info, shutdown,
 //! scan request, server list, NAT connect. Byte-exact with the real engine.
 
-use crate::cursor::Cursor;
 use crate::filter::{flags, Version};
 use crate::info::{parse_flag, parse_num, InfoString};
 use crate::{Error, OOB};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use wire::Cursor;
 
 /// `S2M_HEARTBEAT`: raw `q\xff` + u32 heartbeat challenge (6 bytes), or the legacy
 /// 2-byte form without a challenge.
@@ -26,7 +26,7 @@ impl Heartbeat {
         match c.remaining() {
             0 => Ok(Heartbeat { challenge: None }),
             4 => Ok(Heartbeat {
-                challenge: Some(c.u32()?),
+                challenge: Some(c.u32_le()?),
             }),
             _ => Err(Error::BadLength("heartbeat tail must be 0 or 4 bytes")),
         }
@@ -59,10 +59,10 @@ impl ChallengeReply {
     pub fn decode(p: &[u8]) -> Result<ChallengeReply, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        let master_challenge = c.u32()?;
+        let master_challenge = c.u32_le()?;
         let echo = match c.remaining() {
             0 => None,
-            4 => Some(c.u32()?),
+            4 => Some(c.u32_le()?),
             _ => return Err(Error::BadLength("challenge reply")),
         };
         Ok(ChallengeReply {
@@ -99,7 +99,7 @@ impl ServerInfo {
     pub fn decode(p: &[u8]) -> Result<ServerInfo, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        let mut text = c.rest();
+        let mut text = c.take_rest();
         let trailing_newline = text.last() == Some(&b'\n');
         if trailing_newline {
             text = &text[..text.len() - 1];
@@ -385,7 +385,7 @@ impl ScanRequest {
         if region > 7 && region != 0xff {
             return Err(Error::InvalidField("region"));
         }
-        let rest = c.rest();
+        let rest = c.take_rest();
         // IPv6 last addresses come bracketed: take the bracket part, then the port.
         let n = if rest.first() == Some(&b'[') {
             rest.iter()
@@ -552,9 +552,9 @@ impl ServerListPage {
         let mut c = Cursor::new(p);
         c.expect(SERVER_LIST_HEADER)?;
         let mut key = None;
-        if expect_key && c.peek_rest().first() == Some(&0x7f) {
+        if expect_key && c.rest().first() == Some(&0x7f) {
             c.u8()?;
-            key = Some(c.u32()?);
+            key = Some(c.u32_le()?);
             c.u8()?;
         }
         let mut servers = Vec::with_capacity(c.remaining() / record_len(v6));
@@ -595,7 +595,8 @@ impl NatConnect {
     pub fn decode(p: &[u8]) -> Result<NatConnect, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        let text = std::str::from_utf8(c.rest()).map_err(|_| Error::InvalidField("address"))?;
+        let text =
+            std::str::from_utf8(c.take_rest()).map_err(|_| Error::InvalidField("address"))?;
         let client = text
             .trim_end_matches(['\n', '\0'])
             .parse()

@@ -45,8 +45,8 @@
 
 use std::time::{Duration, Instant};
 
-use crate::cursor::Cursor;
 use crate::{Error, OOB};
+use wire::Cursor;
 
 /// The split marker: i32 -2, little-endian.
 pub const SPLIT_HEADER: [u8; 4] = [0xfe, 0xff, 0xff, 0xff];
@@ -135,7 +135,7 @@ impl Fragment {
     pub fn decode_as(packet: &[u8], form: SplitForm) -> Result<Self, Error> {
         let mut c = Cursor::new(packet);
         c.expect(Self::HEADER)?;
-        let sequence = c.i32()?;
+        let sequence = c.i32_le()?;
         let (index, total) = match form {
             SplitForm::GoldSrc => {
                 let id = c.u8()?;
@@ -152,7 +152,7 @@ impl Fragment {
             sequence,
             index,
             total,
-            payload: c.rest().to_vec(),
+            payload: c.take_rest().to_vec(),
         })
     }
 
@@ -160,9 +160,9 @@ impl Fragment {
     pub fn detect(packet: &[u8]) -> Result<SplitForm, Error> {
         let mut c = Cursor::new(packet);
         c.expect(Self::HEADER)?;
-        let _sequence = c.i32()?;
+        let _sequence = c.i32_le()?;
         let b8 = c.u8()?;
-        let rest = c.peek_rest();
+        let rest = c.rest();
         let gs_ok = SplitForm::GoldSrc.check(b8 >> 4, b8 & 0x0f).is_ok();
         let xash_ok = rest
             .first()

@@ -2,9 +2,9 @@
 //! info-string reply or `wrong version` line. All are `FF×4` + text, no NUL
 //! (the engine's `Netchan_OutOfBandPrint`).
 
-use crate::cursor::Cursor;
 use crate::info::InfoString;
 use crate::{Error, OOB};
+use wire::Cursor;
 
 /// A ping in either spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl InfoQuery {
     pub fn decode(p: &[u8]) -> Result<InfoQuery, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        let t = trim_line(c.rest());
+        let t = trim_line(c.take_rest());
         let t = std::str::from_utf8(t).map_err(|_| Error::InvalidField("protocol"))?;
         let protocol = t
             .trim()
@@ -136,7 +136,7 @@ impl InfoReply {
     pub fn decode(p: &[u8]) -> Result<InfoReply, Error> {
         let mut c = Cursor::new(p);
         c.expect(Self::HEADER)?;
-        let rest = c.rest();
+        let rest = c.take_rest();
         if let Some(host) = rest.strip_suffix(Self::WRONG) {
             return Ok(InfoReply::WrongVersion {
                 host: host.to_vec(),

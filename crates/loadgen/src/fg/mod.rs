@@ -546,7 +546,7 @@ fn print(report: &Report, json: bool) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fgmp::geo::{distance_nm, to_ecef, Geodetic};
+    use fgmp::geo::{chord_nm, to_ecef, Geodetic};
 
     #[test]
     fn moving_pilots_cover_speed_times_time_each_on_its_own_course() {
@@ -560,13 +560,13 @@ mod tests {
         let pos = vec![at(63.985, -22.605), at(63.985, -22.605), at(-33.9, 151.2)];
         let m = Motion::new(&pos, 360.0); // 0.1 nm/s
         for (i, &p) in pos.iter().enumerate() {
-            assert!(distance_nm(m.at(i, 0.0), p) < 0.01);
-            let d = distance_nm(m.at(i, 60.0), p);
+            assert!(chord_nm(m.at(i, 0.0), p) < 0.01);
+            let d = chord_nm(m.at(i, 60.0), p);
             assert!((d - 6.0).abs() < 0.05, "pilot {i}: {d} nm in 60 s");
             let alt = fgmp::geo::from_ecef(m.at(i, 60.0)).alt_m;
             assert!((alt - 1000.0).abs() < 1.0, "altitude kept: {alt}");
         }
         // Two pilots at one place part ways.
-        assert!(distance_nm(m.at(0, 60.0), m.at(1, 60.0)) > 1.0);
+        assert!(chord_nm(m.at(0, 60.0), m.at(1, 60.0)) > 1.0);
     }
 }

@@ -3,9 +3,9 @@
 //! the servers' `listening` lines are printed here, and Ctrl-C / SIGTERM raise the
 //! generators' stop wake-up.
 
-use lifecycle::{listening, Signals};
 use anyhow::Result;
 use clap::Subcommand;
+use lifecycle::{listening, Signals};
 use loadgen::{echo, fg, master, reflector};
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -2,10 +2,10 @@
 //! registered with the given masters, until SIGTERM or Ctrl-C; with `--protocol 48`,
 //! GoldSrc servers that answer A2S only and register nowhere.
 
-use lifecycle::{Signals, Supervisor};
 use crate::services::sim::{Fleet, FleetSpec};
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use lifecycle::{Signals, Supervisor};
 use sim::Protocol;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::ExitCode;

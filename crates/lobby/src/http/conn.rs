@@ -15,12 +15,12 @@
 //!
 //! Every refusal and every timeout is counted ([`HttpStats`], `/stats` → `http`).
 
-use lifecycle::{accept, Stop};
 use anyhow::Result;
 use axum::response::Response;
 use config::Limits;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use lifecycle::{accept, Stop};
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;

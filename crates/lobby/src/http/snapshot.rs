@@ -4,13 +4,13 @@
 //! stream's updates (one diff per snapshot, serialised once for every client).
 
 use crate::http::sources::Sources;
-use lifecycle::lock;
 use api::dns::DnsBody;
 use api::pilots::{Pilot, PilotsBody};
 use api::relays::{Link, RelayInfo, RelaysBody};
 use api::servers::ServerEntry;
 use api::stream::Sent;
 use api::Clock;
+use lifecycle::lock;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use tokio::sync::broadcast;

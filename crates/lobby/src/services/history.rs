@@ -9,13 +9,13 @@
 //! at most one relay's (issue 20, item 1); past [`MAX_OPS`] operations are written
 //! at once; which sessions become flights is `flightlog::flights`'s rule.
 
-use lifecycle::{lock, Stop, Supervisor};
 use crate::services::feed::Batch;
 use anyhow::Result;
 use config::HistoryOptions;
 use flightlog::flights::{Fix, Flights, Op, Report};
 use flightlog::share::QueueShare;
 use flightlog::store::{ServerSample, Store};
+use lifecycle::{lock, Stop, Supervisor};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -3,8 +3,8 @@
 //! state machine; this is the thin tokio socket loop around it, one task per server
 //! under the supervisor.
 
-use lifecycle::{listening, Stop, Supervisor};
 use anyhow::{Context, Result};
+use lifecycle::{listening, Stop, Supervisor};
 pub use sim::FleetSpec;
 use sim::{Outbox, Server};
 use std::net::SocketAddr;

@@ -9,8 +9,8 @@ mod field;
 mod line;
 mod time;
 
+pub use self::time::{format_time, parse_time};
 pub use field::{model_name, sanitize_field};
 pub use line::{parse_line, parse_nowait_line, split_message, Line, Parsed};
-pub use time::{format_time, parse_time};
 
 pub(crate) use field::PHP_TRIM;

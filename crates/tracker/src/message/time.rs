@@ -1,61 +1,30 @@
 //! The report time: fgms writes `gmtime()` as `%04d-%02d-%02d %02d:%02d:%02d`, two
 //! space-separated fields; the tracker reads it back as UTC.
 
-const SECS_PER_DAY: i64 = 86_400;
+use ::time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time};
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let (month, day) = (i64::from(month), i64::from(day));
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let yoe = year.rem_euclid(400);
-    let mp = if month > 2 { month - 3 } else { month + 9 };
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-fn is_leap(year: i64) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-}
-
-fn days_in_month(year: i64, month: u32) -> u32 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if is_leap(year) => 29,
-        2 => 28,
-        _ => 0,
-    }
-}
+/// Seconds in 400 Gregorian years (146,097 days): the calendar repeats with this
+/// period, so any Unix time is one inside the `time` crate's range plus whole cycles.
+const CYCLE_SECS: i64 = 146_097 * 86_400;
 
 /// `YYYY-MM-DD HH:MM:SS` in UTC, exactly as fgms prints a report's time.
 ///
 /// Years outside 0000-9999 print with more digits or a sign; [`parse_time`] refuses
 /// them, as no real report carries one.
 pub fn format_time(unix_secs: i64) -> String {
-    let days = unix_secs.div_euclid(SECS_PER_DAY);
-    let secs = unix_secs.rem_euclid(SECS_PER_DAY);
-    let (year, month, day) = civil_from_days(days);
+    // The `time` crate reads the calendar of the cycle 1970-2369; the whole cycles
+    // before or after it move only the year (so every i64 has its date).
+    let cycles = unix_secs.div_euclid(CYCLE_SECS);
+    let t = OffsetDateTime::from_unix_timestamp(unix_secs.rem_euclid(CYCLE_SECS))
+        .expect("1970-2369 is inside the time crate's range");
+    let year = i64::from(t.year()) + 400 * cycles;
     format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60
+        "{year:04}-{:02}-{:02} {:02}:{:02}:{:02}",
+        u8::from(t.month()),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second()
     )
 }
 
@@ -77,18 +46,18 @@ pub fn parse_time(date: &str, time: &str) -> Option<i64> {
     if t.len() != 8 || t[2] != b':' || t[5] != b':' {
         return None;
     }
-    let year = i64::from(digits(&d[0..4])?);
-    let month = digits(&d[5..7])?;
-    let day = digits(&d[8..10])?;
-    let (hour, minute, second) = (digits(&t[0..2])?, digits(&t[3..5])?, digits(&t[6..8])?);
-    if !(1..=12).contains(&month) || day == 0 || day > days_in_month(year, month) {
-        return None;
-    }
-    if hour > 23 || minute > 59 || second > 59 {
-        return None;
-    }
-    let secs = i64::from(hour * 3600 + minute * 60 + second);
-    Some(days_from_civil(year, month, day) * SECS_PER_DAY + secs)
+    let year = i32::try_from(digits(&d[0..4])?).ok()?;
+    let month = Month::try_from(u8::try_from(digits(&d[5..7])?).ok()?).ok()?;
+    let day = u8::try_from(digits(&d[8..10])?).ok()?;
+    let [hour, minute, second] =
+        [&t[0..2], &t[3..5], &t[6..8]].map(|f| digits(f).and_then(|n| u8::try_from(n).ok()));
+    let date = Date::from_calendar_date(year, month, day).ok()?;
+    let clock = Time::from_hms(hour?, minute?, second?).ok()?;
+    Some(
+        PrimitiveDateTime::new(date, clock)
+            .assume_utc()
+            .unix_timestamp(),
+    )
 }
 
 #[cfg(test)]
@@ -106,6 +75,20 @@ mod tests {
         // `date -u -d @4107542399` → Sun Feb 28 23:59:59 UTC 2100 (not a leap year)
         assert_eq!(format_time(4_107_542_399), "2100-02-28 23:59:59");
         assert_eq!(format_time(4_107_542_400), "2100-03-01 00:00:00");
+    }
+
+    #[test]
+    fn years_past_the_format_print_wider_and_do_not_parse() {
+        // Outside the `time` crate's own range too: whole 400-year cycles move the year.
+        assert_eq!(format_time(253_402_300_799), "9999-12-31 23:59:59");
+        assert_eq!(format_time(253_402_300_800), "10000-01-01 00:00:00");
+        assert_eq!(format_time(-62_167_219_201), "-001-12-31 23:59:59");
+        assert_eq!(parse_time("10000-01-01", "00:00:00"), None);
+        for t in [i64::MIN, i64::MAX] {
+            let s = format_time(t);
+            let (date, clock) = s.split_once(' ').unwrap();
+            assert_eq!(parse_time(date, clock), None, "{s}");
+        }
     }
 
     #[test]

@@ -3,13 +3,13 @@
 
 use crate::http::server::HttpServer;
 use crate::http::sources::Sources;
-use lifecycle::Supervisor;
-use nameserver::DnsServer;
 use crate::services::master::MasterServer;
 use crate::services::relay::RelayServer;
 use crate::services::sim::{Fleet, FleetSpec};
 use crate::udp_worker::{Replies, Workers};
 use anyhow::{Context, Result};
+use lifecycle::Supervisor;
+use nameserver::DnsServer;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -8,8 +8,8 @@ mod backbone;
 use backbone::{Backbone, Parts};
 pub use config::flags::{DnsArgs, MasterArgs, RelayArgs, TrackerArgs};
 
-use lifecycle::{Signal, Signals};
 use anyhow::Result;
+use lifecycle::{Signal, Signals};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

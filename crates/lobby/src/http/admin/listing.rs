@@ -6,10 +6,10 @@
 
 use crate::http::reply::error;
 use crate::http::state::AppState;
-use lifecycle::lock;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use lifecycle::lock;
 
 /// `GET /api/admin/{registrations|bans}`; `None` for other topics.
 pub fn show(s: &AppState, topic: &str) -> Option<Response> {

@@ -5,7 +5,6 @@ use crate::http::counters::stats_json;
 use crate::http::reply::{error, ApiError};
 use crate::http::snapshot::wall_clock;
 use crate::http::state::AppState;
-use lifecycle::lock;
 use api::admin::{TrackerBody, UptimeBody, User, UsersBody, VersionBody};
 use api::ErrorBody;
 use axum::extract::rejection::PathRejection;
@@ -13,6 +12,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use lifecycle::lock;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Instant, UNIX_EPOCH};
 

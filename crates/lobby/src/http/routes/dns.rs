@@ -4,7 +4,6 @@
 
 use crate::http::reply::ApiError;
 use crate::http::state::AppState;
-use lifecycle::lock;
 use api::dns::DnsBody;
 use api::ErrorBody;
 use axum::extract::State;
@@ -12,6 +11,7 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
+use lifecycle::lock;
 
 /// The routes of this file.
 pub fn routes() -> Router<AppState> {

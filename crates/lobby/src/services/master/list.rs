@@ -3,8 +3,8 @@
 //! list's state kept in the master's state file. The decisions are the `serverlist`
 //! crate's.
 
-use lifecycle::{lock, Supervisor};
 use anyhow::Result;
+use lifecycle::{lock, Supervisor};
 use serverlist::driver::{self, Options, Shared};
 use std::sync::{Arc, Mutex};
 

@@ -3,10 +3,10 @@
 pub mod list;
 pub mod names;
 
-use lifecycle::{lock, Stop, Supervisor};
 use crate::services::master::names::{poll_loop, NameBook, Names};
 use crate::udp_worker::{self, Replies, Workers};
 use anyhow::{bail, Context, Result};
+use lifecycle::{lock, Stop, Supervisor};
 use master::state::{SavedState, STATE_VERSION};
 use master::{Engine, Stats};
 use std::io::Read;

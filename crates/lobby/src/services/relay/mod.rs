@@ -3,11 +3,12 @@
 pub mod peers;
 mod telnet;
 
-use lifecycle::{listening, lock, tcp_listener, Supervisor};
-use crate::services::relay::peers::{resolve_loop, PeerState, Peers};
+use crate::services::relay::peers::{resolve_loop, PeerState};
 use crate::udp_worker::{self, Workers};
 use anyhow::Result;
 use config::{PeerOptions, TelnetOptions};
+use lifecycle::{listening, lock, tcp_listener, Supervisor};
+use relay::peers::Peers;
 use relay::{Engine, Stats};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};

@@ -1,9 +1,9 @@
 //! The relay's telnet pilot list (fgms's port 5001): one rendering shared by every
 //! connection for up to a second, within per-source and total connection caps.
 
-use lifecycle::{accept, lock, Stop, Tasks};
 use anyhow::Result;
 use config::TelnetOptions;
+use lifecycle::{accept, lock, Stop, Tasks};
 use relay::stats::add;
 use relay::{Engine, Stats};
 use std::sync::{Arc, Mutex};

@@ -16,10 +16,10 @@
 //!   counted); connects and writes time out; reconnects follow the client's timing
 //!   (30 s), as fgms.
 
-use lifecycle::Stop;
 use crate::services::feed::{Batch, PilotFix, Session};
 use anyhow::{Context, Result};
 use config::TrackerOptions;
+use lifecycle::Stop;
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;

@@ -14,17 +14,17 @@
 //!   POSITION samples it, DISCONNECT ends it); when a relay's connection ends, its
 //!   open flights end at their last position.
 
-use lifecycle::{accept, listening, tcp_listener, Stop, Supervisor};
 use crate::services::history::{History, Input};
 use anyhow::Result;
 use config::AllowedRelay;
+use flightlog::tracked::report;
+use lifecycle::{accept, listening, tcp_listener, Stop, Supervisor};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use flightlog::tracked::report;
 use tracker::admission::{admit, Refused};
 use tracker::server::{Event, ServerConfig, ServerConn};
 use udp::{ConnLimiter, Refusal};
