@@ -140,10 +140,7 @@ pub async fn heatmaps(State(s): State<AppState>) -> Result<Response, ApiError> {
     let l = s.sources.list.as_ref();
     let l = l.ok_or_else(|| ApiError::not_running("master"))?;
     // Cached for a minute, or a sample interval when shorter.
-    let max_age = lifecycle::lock(&l.options)
-        .sample_every
-        .as_secs()
-        .min(60) as i64;
+    let max_age = lifecycle::lock(&l.options).sample_every.as_secs().min(60) as i64;
     let maps = s
         .details
         .heatmaps(&l.catalog, udp::time::unix_secs(), max_age);
