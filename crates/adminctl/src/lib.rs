@@ -10,9 +10,7 @@ use anyhow::{bail, Context, Result};
 use api::admin::{ChangeBody, ListBody, TrackerBody, UptimeBody, UsersBody, VersionBody};
 use base64::Engine as _;
 use clap::{Args, Subcommand, ValueEnum};
-use http_body_util::{BodyExt, Full};
-use hyper::body::Bytes;
-use hyper::{Method, Request, StatusCode};
+use httpclient::{header, Client, Method, Request, StatusCode};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -119,6 +117,9 @@ enum Action {
     Delete,
 }
 
+/// The largest answer read (the pilots' list of a busy relay fits many times).
+const MAX_ANSWER: usize = 64 << 20;
+
 /// How a request ended.
 enum Answer {
     Ok(Value),
@@ -160,7 +161,8 @@ fn encode_path(s: &str) -> String {
     out
 }
 
-/// Sends one request to `url` + `path`; the JSON answer or why there is none.
+/// Sends one request to `url` + `path`; the JSON answer or why there is none. A
+/// redirect is not followed: it is an answer like any other that is not a success.
 async fn request(
     url: &str,
     method: Method,
@@ -169,99 +171,57 @@ async fn request(
     body: Option<Value>,
     timeout: Duration,
 ) -> Result<Result<Answer, NoAnswer>> {
-    let base: hyper::Uri = url
-        .parse()
-        .with_context(|| format!("--url {url:?} is not a URL"))?;
-    if base.scheme_str() != Some("http") {
-        bail!("--url {url:?}: only http:// is spoken (put TLS in front of a remote lobby and tunnel to it)");
-    }
-    let authority = base
-        .authority()
-        .with_context(|| format!("--url {url:?} has no host"))?
-        .clone();
-    let host = authority
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .to_string();
-    let port = authority.port_u16().unwrap_or(80);
-    let prefix = base.path().trim_end_matches('/').to_string();
-    let exchange = async {
-        let addrs: Vec<_> = tokio::net::lookup_host((host.as_str(), port))
-            .await
-            .map_err(|e| NoAnswer(format!("cannot resolve {host}: {e}")))?
-            .collect();
-        let mut last = String::from("no address");
-        let mut tcp = None;
-        for a in addrs {
-            match tokio::net::TcpStream::connect(a).await {
-                Ok(s) => {
-                    tcp = Some(s);
-                    break;
-                }
-                Err(e) => last = format!("{a}: {e}"),
-            }
-        }
-        let tcp = tcp.ok_or_else(|| NoAnswer(format!("cannot connect to {url}: {last}")))?;
-        let (mut send, conn) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
-                .await
-                .map_err(|e| NoAnswer(format!("{url}: {e}")))?;
-        // The connection is driven here, beside the request (no task of its own);
-        // once it ends, the request holds its answer or its error.
-        let request = async move {
-            let mut req = Request::builder()
-                .method(method)
-                .uri(format!("{prefix}{path}"))
-                .header(hyper::header::HOST, authority.as_str())
-                .header(hyper::header::AUTHORIZATION, format!("Bearer {token}"))
-                .header(hyper::header::ACCEPT, "application/json");
-            let body = match body {
-                Some(v) => {
-                    req = req.header(hyper::header::CONTENT_TYPE, "application/json");
-                    Full::new(Bytes::from(v.to_string()))
-                }
-                None => Full::new(Bytes::new()),
-            };
-            let req = req
-                .body(body)
-                .map_err(|e| NoAnswer(format!("bad request: {e}")))?;
-            let resp = send
-                .send_request(req)
-                .await
-                .map_err(|e| NoAnswer(format!("{url}: {e}")))?;
-            let status = resp.status();
-            let bytes = resp
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| NoAnswer(format!("{url}: {e}")))?
-                .to_bytes();
-            let value: Value = serde_json::from_slice(&bytes).unwrap_or_else(
-                |_| serde_json::json!({"error": String::from_utf8_lossy(&bytes).trim().to_string()}),
-            );
-            Ok(if status.is_success() {
-                Answer::Ok(value)
-            } else {
-                let why = value["error"].as_str().unwrap_or("").to_string();
-                Answer::Refused(status, why)
-            })
-        };
-        let mut request = std::pin::pin!(request);
-        let mut conn = std::pin::pin!(conn);
-        tokio::select! {
-            biased;
-            r = &mut request => r,
-            _ = &mut conn => request.await,
-        }
+    let mut target = match httpclient::http_url(url) {
+        Ok(u) => u,
+        Err(httpclient::Error::Scheme(_)) => bail!(
+            "--url {url:?}: only http:// is spoken (put TLS in front of a remote lobby and tunnel to it)"
+        ),
+        Err(httpclient::Error::NoHost) => bail!("--url {url:?} has no host"),
+        Err(e) => return Err(e).with_context(|| format!("--url {url:?} is not a URL")),
     };
-    Ok(match tokio::time::timeout(timeout, exchange).await {
+    target.set_path(&format!("{}{path}", target.path().trim_end_matches('/')));
+    target.set_query(None);
+    let mut req = Request::new(method, target)
+        .header(header::AUTHORIZATION, &format!("Bearer {token}"))
+        .and_then(|r| r.header(header::ACCEPT, "application/json"))
+        .context("the token cannot be sent in a header")?;
+    if let Some(v) = body {
+        req = req
+            .header(header::CONTENT_TYPE, "application/json")?
+            .body(v.to_string());
+    }
+    let client = Client::new()
+        .timeout(timeout)
+        .connect_timeout(timeout)
+        .max_body(MAX_ANSWER);
+    let exchange = async {
+        let resp = client.send(req).await?;
+        let status = resp.status();
+        Ok::<_, httpclient::Error>((status, resp.bytes().await?))
+    };
+    let (status, bytes) = match exchange.await {
         Ok(r) => r,
-        Err(_) => Err(NoAnswer(format!(
-            "no answer from {url} within {:.1} s",
-            timeout.as_secs_f64()
-        ))),
-    })
+        Err(httpclient::Error::Timeout(_)) => {
+            return Ok(Err(NoAnswer(format!(
+                "no answer from {url} within {:.1} s",
+                timeout.as_secs_f64()
+            ))))
+        }
+        Err(httpclient::Error::Connect { why, .. }) => {
+            return Ok(Err(NoAnswer(format!("cannot connect to {url}: {why}"))))
+        }
+        Err(e @ httpclient::Error::Resolve { .. }) => return Ok(Err(NoAnswer(e.to_string()))),
+        Err(e) => return Ok(Err(NoAnswer(format!("{url}: {e}")))),
+    };
+    let value: Value = serde_json::from_slice(&bytes).unwrap_or_else(
+        |_| serde_json::json!({"error": String::from_utf8_lossy(&bytes).trim().to_string()}),
+    );
+    Ok(Ok(if status.is_success() {
+        Answer::Ok(value)
+    } else {
+        let why = value["error"].as_str().unwrap_or("").to_string();
+        Answer::Refused(status, why)
+    }))
 }
 
 /// Runs `lobby admin`.

@@ -1,8 +1,8 @@
 //! Shares, so one pilot or one source cannot take what the others need (pure: times
 //! come in as Unix seconds).
 //!
-//! - [`Rate`]: a burst, then one every so many seconds (a token bucket kept as one
-//!   number per key: the time it is full again, GCRA).
+//! - [`Rate`]: a burst, then one every so many seconds; [`Buckets`] keeps a
+//!   [`sansio::rate::TokenBucket`] (one number: the time it is full again) per key.
 //! - [`SessionShare`]: which of the relay's session events go on to the tracker link
 //!   and the flight log: each pilot (source address and callsign) and each source
 //!   address may begin sessions at a [`Rate`]; a session whose beginning was shed
@@ -11,8 +11,10 @@
 //! - [`QueueShare`]: what one key (a relay) may hold of a queue counted in items, so
 //!   one flooding relay cannot fill the flight log writer's queue for the others.
 
+use sansio::rate::{Limit, TokenBucket};
 use std::collections::HashMap;
 use std::hash::Hash;
+use std::time::Duration;
 
 /// At most `burst` at once, then one every `every` seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,24 +26,24 @@ pub struct Rate {
 }
 
 impl Rate {
-    /// Whether one more fits now in a bucket full again at `full` (`None`: full).
-    pub fn room(self, full: Option<i64>, now: i64) -> bool {
-        let t = full.unwrap_or(now).max(now);
-        t.saturating_sub(now) <= i64::from(self.burst.max(1) - 1).saturating_mul(self.every)
-    }
-
-    /// Takes one (call after [`Rate::room`] said yes): the new time it is full again.
-    pub fn take(self, full: Option<i64>, now: i64) -> i64 {
-        full.unwrap_or(now).max(now).saturating_add(self.every)
+    /// The token bucket's limit (a negative `every` counts as 0).
+    fn limit(self) -> Limit {
+        Limit::every(secs(self.every), self.burst)
     }
 }
 
-/// Rate buckets by key, at most `max_keys` of them (a key not yet held when the table
-/// is full gets no room: who fills the table cannot empty the buckets of others).
+/// Unix seconds as the bucket's time (the epoch is Unix's; earlier counts as it).
+fn secs(t: i64) -> Duration {
+    Duration::from_secs(t.max(0).unsigned_abs())
+}
+
+/// Rate buckets ([`sansio::rate::TokenBucket`]) by key, at most `max_keys` of them (a
+/// key not yet held when the table is full gets no room: who fills the table cannot
+/// empty the buckets of others).
 #[derive(Debug, Clone)]
 pub struct Buckets<K> {
-    rate: Rate,
-    full: HashMap<K, i64>,
+    limit: Limit,
+    held: HashMap<K, TokenBucket>,
     max_keys: usize,
 }
 
@@ -49,39 +51,42 @@ impl<K: Hash + Eq + Clone> Buckets<K> {
     /// Empty buckets filling at `rate`.
     pub fn new(rate: Rate, max_keys: usize) -> Buckets<K> {
         Buckets {
-            rate,
-            full: HashMap::new(),
+            limit: rate.limit(),
+            held: HashMap::new(),
             max_keys,
         }
     }
 
-    /// Whether `key` has room for one more now.
+    /// Whether `key` has room for one more at Unix second `now`.
     pub fn room(&self, key: &K, now: i64) -> bool {
-        match self.full.get(key) {
-            Some(&f) => self.rate.room(Some(f), now),
-            None => self.full.len() < self.max_keys,
+        match self.held.get(key) {
+            Some(b) => b.room(self.limit, secs(now)),
+            None => self.held.len() < self.max_keys,
         }
     }
 
     /// Takes one for `key` (after [`Buckets::room`] said yes).
     pub fn take(&mut self, key: &K, now: i64) {
-        let f = self.rate.take(self.full.get(key).copied(), now);
-        self.full.insert(key.clone(), f);
+        let limit = self.limit;
+        self.held
+            .entry(key.clone())
+            .or_default()
+            .take(limit, secs(now));
     }
 
     /// Forgets the buckets that are full again by `now` (they hold nothing).
     pub fn prune(&mut self, now: i64) {
-        self.full.retain(|_, f| *f > now);
+        self.held.retain(|_, b| !b.is_full(secs(now)));
     }
 
     /// Keys held.
     pub fn len(&self) -> usize {
-        self.full.len()
+        self.held.len()
     }
 
     /// No key held.
     pub fn is_empty(&self) -> bool {
-        self.full.is_empty()
+        self.held.is_empty()
     }
 }
 

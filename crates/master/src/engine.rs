@@ -35,7 +35,7 @@ const ADMIN_BURST: f64 = 16.0;
 const ADMIN_DECAY: Duration = Duration::from_secs(1);
 /// Log lines about refused admin messages per second at most (the rest are counted
 /// and the count is reported with the next line).
-const ADMIN_LOGS_PER_SEC: f64 = 20.0;
+const ADMIN_LOGS_PER_SEC: u32 = 20;
 /// How often bookkeeping is swept.
 const SWEEP: Duration = Duration::from_secs(1);
 
@@ -69,35 +69,6 @@ impl std::fmt::Debug for BanHook {
     }
 }
 
-/// A global allowance of log lines (a flood must not become a flood of log lines).
-#[derive(Debug, Default)]
-struct LogBudget {
-    tokens: f64,
-    last: Option<Instant>,
-    suppressed: u64,
-}
-
-impl LogBudget {
-    /// `Some(lines suppressed since the last one)` when a line may be written now.
-    fn take(&mut self, now: Instant, per_sec: f64) -> Option<u64> {
-        self.tokens = match self.last {
-            None => per_sec,
-            Some(last) => {
-                let refill = now.saturating_duration_since(last).as_secs_f64() * per_sec;
-                (self.tokens + refill).min(per_sec)
-            }
-        };
-        self.last = Some(now);
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            Some(std::mem::take(&mut self.suppressed))
-        } else {
-            self.suppressed += 1;
-            None
-        }
-    }
-}
-
 /// The engine.
 #[derive(Debug)]
 pub struct Engine {
@@ -124,7 +95,10 @@ pub struct Engine {
     update_gamedir: HashMap<SocketAddr, (Vec<u8>, Instant)>,
     /// Locked-out admin sources, by [`source_key`].
     lockout: HashMap<IpAddr, Instant>,
-    admin_logs: LogBudget,
+    /// A global allowance of admin log lines (a flood must not become a flood of log
+    /// lines), in time since `epoch`.
+    admin_logs: telemetry::LogGate,
+    epoch: Instant,
     on_bans_changed: BanHook,
     /// The master's own listen addresses (fallback update address).
     local: Vec<SocketAddr>,
@@ -158,7 +132,8 @@ impl Engine {
             bans: Bans::new(),
             update_gamedir: HashMap::new(),
             lockout: HashMap::new(),
-            admin_logs: LogBudget::default(),
+            admin_logs: telemetry::LogGate::per_second(ADMIN_LOGS_PER_SEC),
+            epoch: now,
             on_bans_changed: BanHook(None),
             local: Vec::new(),
             next_sweep: now + SWEEP,
@@ -553,7 +528,10 @@ impl Engine {
     /// Counts and logs (within the log budget) a refused admin message.
     fn admin_refused(&mut self, c: Counter, from: SocketAddr, now: Instant, reason: &str) {
         self.reject(c);
-        if let Some(suppressed) = self.admin_logs.take(now, ADMIN_LOGS_PER_SEC) {
+        if let Some(suppressed) = self
+            .admin_logs
+            .take(now.saturating_duration_since(self.epoch))
+        {
             tracing::warn!(peer = %from, reason, suppressed, "admin message refused");
         }
     }

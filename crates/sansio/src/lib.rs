@@ -7,10 +7,14 @@
 //! Two drivers exist: the UDP worker in `lobby` (real sockets, real time) and
 //! [`net::Network`] (memory, virtual time), which tests use to step several engines
 //! against each other deterministically.
+//!
+//! Beside the interface, the primitives every engine shares: [`source_key`], the
+//! per-source shares of [`quota`] and the token bucket of [`rate`].
 
 pub mod net;
 mod outbox;
 pub mod quota;
+pub mod rate;
 mod source;
 
 pub use outbox::{Outbox, PayloadId, Transmit};

@@ -15,17 +15,16 @@
 //! each lookup bounded). Only `http://` is spoken: the engine's default list is
 //! `http://xash.su/server-list`, and this workspace carries no TLS stack.
 //!
-//! The HTTP side is hyper's HTTP/1 client connection over a tokio `TcpStream`, one
-//! connection per request, the whole fetch (redirects included) under one timeout.
+//! The HTTP side is the workspace's client ([`httpclient`]: hyper's HTTP/1, one
+//! connection per request, `Location` resolved with `Url::join`), the whole fetch
+//! (redirects included) under one timeout.
 //!
 //! [`HttpLists`] hands all this to `lobby query` (`query::static_list`), which
 //! cannot depend on this crate: this crate depends on `query`.
 
 use crate::masterlist::{self, Directive, ListedAddr, MAX_BODY};
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Bytes;
-use hyper::header::{self, HeaderMap};
-use hyper::{Request, StatusCode, Uri};
+use httpclient::header::{self, HeaderMap};
+use httpclient::{url, Client, StatusCode, Url};
 use query::static_list::{BoxFuture, StaticList, StaticListError, StaticLists};
 use query::Kind;
 use std::collections::HashMap;
@@ -253,25 +252,30 @@ async fn resolve_names(
 
 /// The body at `url` as the engine's HTTP client gets it, within `timeout` in all.
 pub async fn fetch_body(url: &str, timeout: Duration) -> Result<Vec<u8>, FetchError> {
-    let fail = |at: Option<&Uri>, reason: Reason| FetchError {
+    let fail = |at: Option<&Url>, reason: Reason| FetchError {
         url: url.to_string(),
-        at: at.map(Uri::to_string),
+        at: at.map(Url::to_string),
         reason,
     };
-    let first = parse_http_url(url).map_err(|r| fail(None, r))?;
+    let first = httpclient::http_url(url).map_err(|e| fail(None, usage(e)))?;
+    let client = Client::new()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(timeout)
+        .max_body(MAX_BODY)
+        .user_agent(USER_AGENT);
     let exchange = async {
-        let mut current = first.clone();
+        let mut current = first;
         let mut redirects = 0;
         loop {
             let at = (redirects > 0).then_some(&current);
-            match get_once(&current).await.map_err(|r| fail(at, r))? {
+            match get_once(&client, &current).await.map_err(|r| fail(at, r))? {
                 Answer::Body(b) => return Ok(b),
-                Answer::Redirect(location) => {
+                Answer::Redirect(to) => {
                     if redirects == MAX_REDIRECTS {
                         return Err(fail(at, Reason::TooManyRedirects));
                     }
                     redirects += 1;
-                    current = follow(&current, &location).map_err(|r| fail(at, r))?;
+                    current = to;
                     tracing::debug!(%url, to = %current, "redirected");
                 }
             }
@@ -283,138 +287,65 @@ pub async fn fetch_body(url: &str, timeout: Duration) -> Result<Vec<u8>, FetchEr
     }
 }
 
-/// An `http://` URL with a host.
-fn parse_http_url(url: &str) -> Result<Uri, Reason> {
-    let uri: Uri = url.parse().map_err(|e| Reason::BadUrl(format!("{e}")))?;
-    match uri.scheme_str() {
-        Some("http") => {}
-        Some(s) if s.eq_ignore_ascii_case("https") => return Err(Reason::Tls),
-        Some(s) if s.eq_ignore_ascii_case("http") => {}
-        Some(s) => return Err(Reason::BadUrl(format!("the scheme {s}:// (only http://)"))),
-        None => return Err(Reason::BadUrl("no http:// scheme".into())),
+/// What a URL the caller gave is found wrong with (a usage error).
+fn usage(e: httpclient::Error) -> Reason {
+    match e {
+        httpclient::Error::Scheme(s) if s == "https" => Reason::Tls,
+        httpclient::Error::Scheme(s) => Reason::BadUrl(format!("the scheme {s}:// (only http://)")),
+        httpclient::Error::BadUrl(url::ParseError::RelativeUrlWithoutBase) => {
+            Reason::BadUrl("no http:// scheme".into())
+        }
+        other => Reason::BadUrl(other.to_string()),
     }
-    if uri.host().is_none_or(str::is_empty) {
-        return Err(Reason::BadUrl("no host".into()));
-    }
-    Ok(uri)
 }
 
-/// Where a `Location` leads from `current`: an absolute URL, a scheme-relative
-/// one, an absolute path, or a path relative to the current one's directory.
-fn follow(current: &Uri, location: &str) -> Result<Uri, Reason> {
-    // A bad Location is the server's fault, not a usage error.
-    let bad = |why: &str| Reason::Http(format!("redirected to {location:?}: {why}"));
-    if location.contains("://") {
-        return match parse_http_url(location) {
-            Err(Reason::Tls) => Err(Reason::Http(format!(
-                "redirected to {location}: https:// is not supported (no TLS here)"
-            ))),
-            Err(_) => Err(bad("not an http:// URL")),
-            ok => ok,
-        };
+/// What one request's failure is, in the engine's terms.
+fn reason(e: httpclient::Error) -> Reason {
+    match e {
+        httpclient::Error::Resolve { host, source } => Reason::Resolve(format!("{host}: {source}")),
+        httpclient::Error::Connect { why, .. } => Reason::Connect(why),
+        httpclient::Error::Timeout(t) => Reason::Timeout(t),
+        httpclient::Error::TooBig(_) => Reason::TooBig,
+        other => Reason::Http(other.to_string()),
     }
-    if let Some(rest) = location.strip_prefix("//") {
-        return parse_http_url(&format!("http://{rest}")).map_err(|_| bad("not a URL"));
-    }
-    let path = if location.starts_with('/') {
-        location.to_string()
-    } else {
-        let base = current.path();
-        let dir = &base[..base.rfind('/').map_or(0, |i| i + 1)];
-        format!("{}{location}", if dir.is_empty() { "/" } else { dir })
-    };
-    let authority = current.authority().ok_or_else(|| bad("no host"))?;
-    Uri::builder()
-        .scheme("http")
-        .authority(authority.as_str())
-        .path_and_query(path)
-        .build()
-        .map_err(|e| bad(&e.to_string()))
 }
 
 /// What one GET got: the body, or where to go instead.
 enum Answer {
     Body(Vec<u8>),
-    Redirect(String),
+    Redirect(Url),
 }
 
-/// One GET over a fresh connection.
-async fn get_once(uri: &Uri) -> Result<Answer, Reason> {
-    let authority = uri
-        .authority()
-        .ok_or_else(|| Reason::BadUrl("no host".into()))?;
-    let host = authority
-        .host()
-        .trim_start_matches('[')
-        .trim_end_matches(']');
-    let port = authority.port_u16().unwrap_or(80);
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| Reason::Resolve(format!("{host}: {e}")))?
-        .collect();
-    let mut last = format!("{host} has no address");
-    let mut tcp = None;
-    for a in addrs {
-        match tokio::time::timeout(CONNECT_TIMEOUT, tokio::net::TcpStream::connect(a)).await {
-            Ok(Ok(s)) => {
-                tcp = Some(s);
-                break;
-            }
-            Ok(Err(e)) => last = format!("{a}: {e}"),
-            Err(_) => {
-                last = format!(
-                    "{a}: no connection within {:.0} s",
-                    CONNECT_TIMEOUT.as_secs_f64()
-                )
-            }
-        }
+/// One GET over a fresh connection, and the engine's checks of its answer.
+async fn get_once(client: &Client, url: &Url) -> Result<Answer, Reason> {
+    let resp = client.get(url.clone()).await.map_err(reason)?;
+    if let Some(to) = resp.redirect() {
+        // A bad Location is the server's fault, not a usage error.
+        let to = to.map_err(reason)?;
+        return match httpclient::http_url(to.as_str()) {
+            Ok(to) => Ok(Answer::Redirect(to)),
+            Err(httpclient::Error::Scheme(s)) if s == "https" => Err(Reason::Http(format!(
+                "redirected to {to}: https:// is not supported (no TLS here)"
+            ))),
+            Err(_) => Err(Reason::Http(format!(
+                "redirected to {to:?}: not an http:// URL"
+            ))),
+        };
     }
-    let tcp = tcp.ok_or(Reason::Connect(last))?;
-    let (mut send, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
-        .await
-        .map_err(|e| Reason::Http(e.to_string()))?;
-    let target = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
-    let req = Request::get(target)
-        .header(header::HOST, authority.as_str())
-        .header(header::USER_AGENT, USER_AGENT)
-        .body(Empty::<Bytes>::new())
-        .map_err(|e| Reason::BadUrl(e.to_string()))?;
-    // The connection is driven here, beside the request (no task of its own);
-    // once it ends, the request holds its answer or its error.
-    let request = async move {
-        let resp = send
-            .send_request(req)
-            .await
-            .map_err(|e| Reason::Http(e.to_string()))?;
-        let status = resp.status();
-        if status.is_redirection() {
-            if let Some(loc) = resp.headers().get(header::LOCATION) {
-                let loc = loc
-                    .to_str()
-                    .map_err(|_| Reason::Http("a Location that is not text".into()))?;
-                return Ok(Answer::Redirect(loc.to_string()));
-            }
-        }
-        if status != StatusCode::OK {
-            return Err(Reason::Status(status.as_u16()));
-        }
-        let length = checked_length(resp.headers())?;
-        read_bounded(resp.into_body(), length)
-            .await
-            .map(Answer::Body)
-    };
-    let mut request = std::pin::pin!(request);
-    let mut conn = std::pin::pin!(conn);
-    tokio::select! {
-        biased;
-        r = &mut request => r,
-        _ = &mut conn => request.await,
+    if resp.status() != StatusCode::OK {
+        return Err(Reason::Status(resp.status().as_u16()));
     }
+    checked_length(resp.headers())?;
+    let body = resp.bytes().await.map_err(reason)?;
+    if body.is_empty() {
+        return Err(Reason::NoData);
+    }
+    Ok(Answer::Body(body.into()))
 }
 
 /// The engine's checks of a 200's headers: no `Content-Encoding`, a
-/// `Content-Length` (at most [`MAX_BODY`]) or chunked. The length, if given.
-fn checked_length(h: &HeaderMap) -> Result<Option<usize>, Reason> {
+/// `Content-Length` (at most [`MAX_BODY`]) or chunked.
+fn checked_length(h: &HeaderMap) -> Result<(), Reason> {
     if let Some(e) = h.get(header::CONTENT_ENCODING) {
         return Err(Reason::ContentEncoding(
             String::from_utf8_lossy(e.as_bytes()).into_owned(),
@@ -437,31 +368,10 @@ fn checked_length(h: &HeaderMap) -> Result<Option<usize>, Reason> {
     };
     match length {
         Some(n) if n > MAX_BODY as u64 => Err(Reason::TooBig),
-        Some(n) => Ok(Some(n as usize)),
-        None if chunked => Ok(None),
+        Some(_) => Ok(()),
+        None if chunked => Ok(()),
         None => Err(Reason::NoLength),
     }
-}
-
-/// The body, frame by frame, never holding more than [`MAX_BODY`] bytes.
-async fn read_bounded(
-    mut body: hyper::body::Incoming,
-    length: Option<usize>,
-) -> Result<Vec<u8>, Reason> {
-    let mut out = Vec::with_capacity(length.unwrap_or(0).min(MAX_BODY));
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| Reason::Http(e.to_string()))?;
-        if let Ok(data) = frame.into_data() {
-            if out.len() + data.len() > MAX_BODY {
-                return Err(Reason::TooBig);
-            }
-            out.extend_from_slice(&data);
-        }
-    }
-    if out.is_empty() {
-        return Err(Reason::NoData);
-    }
-    Ok(out)
 }
 
 /// `lobby query`'s static lists over [`fetch_list`]: `ip` lines are asked `info`
@@ -507,53 +417,7 @@ pub fn kind_of(d: Directive) -> Kind {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    /// A canned HTTP server on 127.0.0.1:0: each connection's request head is
-    /// recorded and answered with `answer(path)`, then the connection is closed.
-    struct Canned {
-        addr: SocketAddr,
-        heads: Arc<Mutex<Vec<String>>>,
-    }
-
-    impl Canned {
-        async fn start(answer: impl Fn(&str) -> Vec<u8> + Send + Sync + 'static) -> Canned {
-            let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let addr = l.local_addr().unwrap();
-            let heads = Arc::new(Mutex::new(Vec::new()));
-            let (answer, h) = (Arc::new(answer), heads.clone());
-            tokio::spawn(async move {
-                while let Ok((mut s, _)) = l.accept().await {
-                    let (answer, h) = (answer.clone(), h.clone());
-                    tokio::spawn(async move {
-                        let mut head = Vec::new();
-                        let mut b = [0u8; 1024];
-                        while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                            match s.read(&mut b).await {
-                                Ok(0) | Err(_) => return,
-                                Ok(n) => head.extend_from_slice(&b[..n]),
-                            }
-                        }
-                        let head = String::from_utf8_lossy(&head).into_owned();
-                        let path = head.split(' ').nth(1).unwrap_or("").to_string();
-                        h.lock().unwrap().push(head);
-                        let _ = s.write_all(&answer(&path)).await;
-                        let _ = s.shutdown().await;
-                    });
-                }
-            });
-            Canned { addr, heads }
-        }
-
-        fn base(&self) -> String {
-            format!("http://{}", self.addr)
-        }
-
-        fn heads(&self) -> Vec<String> {
-            self.heads.lock().unwrap().clone()
-        }
-    }
+    use httpclient::testing::{chunked, Canned};
 
     fn ok(body: &str) -> Vec<u8> {
         format!(
@@ -727,15 +591,7 @@ mod tests {
     #[tokio::test]
     async fn framing_and_size_rules() {
         // Chunked is fine.
-        let s = Canned::start(|_| {
-            let mut r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
-            for part in ["ip 192.0.2.1:27015\n", "gs 192.0.2.2:27015\n"] {
-                r.extend_from_slice(format!("{:x}\r\n{part}\r\n", part.len()).as_bytes());
-            }
-            r.extend_from_slice(b"0\r\n\r\n");
-            r
-        })
-        .await;
+        let s = Canned::start(|_| chunked(b"ip 192.0.2.1:27015\ngs 192.0.2.2:27015\n", 19)).await;
         assert_eq!(
             fetch_list(&s.base(), "valve", T)
                 .await
@@ -769,17 +625,7 @@ mod tests {
         let l = fetch_list(&s.base(), "valve", T).await.unwrap();
         assert_eq!(l.entries.len(), MAX_BODY / line.len());
         let over = big(1);
-        let s = Canned::start(move |_| {
-            let mut r = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
-            for part in over.as_bytes().chunks(65536) {
-                r.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
-                r.extend_from_slice(part);
-                r.extend_from_slice(b"\r\n");
-            }
-            r.extend_from_slice(b"0\r\n\r\n");
-            r
-        })
-        .await;
+        let s = Canned::start(move |_| chunked(over.as_bytes(), 65536)).await;
         assert_eq!(reason(&s.base()).await, Reason::TooBig);
         // An empty body "returned no data"; a body of comments is an empty list.
         let s = Canned::start(|_| ok("")).await;

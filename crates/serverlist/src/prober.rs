@@ -15,6 +15,7 @@
 
 use crate::catalog::ProbeInfo;
 use query::{Budget, Kind, Outcome, Session, Step};
+use sansio::rate::{Limit, TokenBucket};
 use std::collections::{BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -104,8 +105,10 @@ pub struct Prober {
     targets: HashMap<SocketAddr, Target>,
     due: BTreeSet<(Instant, SocketAddr)>,
     in_flight: HashMap<SocketAddr, Session>,
-    tokens: f64,
-    refilled: Instant,
+    /// Probes started: `rate` a second, one second's worth at once.
+    starts: TokenBucket,
+    /// The bucket's epoch (the prober's start).
+    epoch: Instant,
     rng: u64,
     counts: ProberCounts,
 }
@@ -114,12 +117,12 @@ impl Prober {
     /// A prober with no targets; `seed` drives the jitter.
     pub fn new(cfg: ProberConfig, now: Instant, seed: u64) -> Prober {
         Prober {
-            tokens: f64::from(cfg.rate.max(1)),
+            starts: TokenBucket::new(),
             cfg,
             targets: HashMap::new(),
             due: BTreeSet::new(),
             in_flight: HashMap::new(),
-            refilled: now,
+            epoch: now,
             rng: seed | 1,
             counts: ProberCounts::default(),
         }
@@ -191,11 +194,10 @@ impl Prober {
         }
     }
 
-    fn refill(&mut self, now: Instant) {
-        let rate = f64::from(self.cfg.rate.max(1));
-        let dt = now.saturating_duration_since(self.refilled).as_secs_f64();
-        self.tokens = (self.tokens + dt * rate).min(rate);
-        self.refilled = now;
+    /// The start rate: `rate` a second, as many at once.
+    fn limit(&self) -> Limit {
+        let rate = self.cfg.rate.max(1);
+        Limit::per_second(f64::from(rate), rate)
     }
 
     fn send(
@@ -297,12 +299,14 @@ impl Prober {
                 Step::Done(o) => self.finish(a, o, now, events),
             }
         }
-        self.refill(now);
+        let (limit, since) = (self.limit(), now.saturating_duration_since(self.epoch));
         while let Some(&(at, a)) = self.due.first() {
             if at > now {
                 break;
             }
-            if self.tokens < 1.0 || self.in_flight.len() >= self.cfg.max_in_flight.max(1) {
+            if !self.starts.room(limit, since)
+                || self.in_flight.len() >= self.cfg.max_in_flight.max(1)
+            {
                 self.counts.deferred += 1;
                 break;
             }
@@ -314,7 +318,7 @@ impl Prober {
                 // Still running (a schedule moved under it): after it ends.
                 continue;
             }
-            self.tokens -= 1.0;
+            self.starts.take(limit, since);
             self.counts.started += 1;
             let budget = Budget::new(t.kind, self.cfg.attempt_timeout, self.cfg.retries);
             let (session, first) = Session::with_budget(t.kind, now, budget);
@@ -350,14 +354,8 @@ impl Prober {
         let next = if self.in_flight.len() >= self.cfg.max_in_flight.max(1) {
             None
         } else {
-            self.due.first().map(|(at, _)| {
-                if self.tokens >= 1.0 {
-                    *at
-                } else {
-                    let need = (1.0 - self.tokens) / f64::from(self.cfg.rate.max(1));
-                    (*at).max(self.refilled + Duration::from_secs_f64(need))
-                }
-            })
+            let ready = self.epoch + self.starts.ready_at(self.limit());
+            self.due.first().map(|(at, _)| (*at).max(ready))
         };
         match (flight, next) {
             (Some(a), Some(b)) => Some(a.min(b)),

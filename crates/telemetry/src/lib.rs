@@ -42,7 +42,10 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+use sansio::rate::{Limit, TokenBucket};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// A metric family's type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -538,27 +541,55 @@ pub trait Counters: Send + Sync {
     }
 }
 
-/// Lets a repeated log line out at warn at most once a second, and at a lower level
-/// the rest of the time: what strangers can trigger at will (refused requests, failed
-/// accepts) is counted every time but never floods the log. The caller gives the time.
+/// Lets a repeated log line out at warn at most so many times a second (once, by
+/// default), and at a lower level the rest of the time: what strangers can trigger at
+/// will (refused requests, failed accepts) is counted every time but never floods the
+/// log. The caller gives the time. A [`sansio::rate::TokenBucket`] kept in an atomic,
+/// so a `static` gate serves every thread.
 #[derive(Debug)]
 pub struct LogGate {
-    last_warn_sec: std::sync::atomic::AtomicU64,
+    limit: Limit,
+    bucket: AtomicU64,
+    suppressed: AtomicU64,
 }
 
 impl LogGate {
-    /// A gate that has let nothing through yet.
+    /// A gate letting one line a second out, that has let nothing through yet.
     pub const fn new() -> LogGate {
+        LogGate::per_second(1)
+    }
+
+    /// A gate letting `lines` a second out (at least 1), that many at once.
+    pub const fn per_second(lines: u32) -> LogGate {
+        let lines = if lines == 0 { 1 } else { lines };
         LogGate {
-            last_warn_sec: std::sync::atomic::AtomicU64::new(u64::MAX),
+            limit: Limit::every(Duration::from_nanos(1_000_000_000 / lines as u64), lines),
+            bucket: AtomicU64::new(TokenBucket::new().to_bits()),
+            suppressed: AtomicU64::new(0),
         }
     }
 
-    /// Whether a line at Unix second `now` goes out at warn (the first of its second).
+    /// Whether a line at Unix second `now` goes out at warn.
     pub fn warn_at(&self, now: u64) -> bool {
-        self.last_warn_sec
-            .swap(now, std::sync::atomic::Ordering::Relaxed)
-            != now
+        self.take(Duration::from_secs(now)).is_some()
+    }
+
+    /// `Some(lines held back since the last one let out)` when a line at `now` (a
+    /// [`Duration`] since any fixed epoch) goes out; `None` counts it held back.
+    pub fn take(&self, now: Duration) -> Option<u64> {
+        let taken = self
+            .bucket
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+                let mut b = TokenBucket::from_bits(bits);
+                b.try_take(self.limit, now).then(|| b.to_bits())
+            })
+            .is_ok();
+        if taken {
+            Some(self.suppressed.swap(0, Ordering::Relaxed))
+        } else {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            None
+        }
     }
 }
 

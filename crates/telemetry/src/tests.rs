@@ -249,3 +249,22 @@ fn the_log_gate_lets_one_warning_out_per_second() {
     assert!(!g.warn_at(1));
     assert!(g.warn_at(7));
 }
+
+#[test]
+fn a_log_gate_of_several_lines_a_second_counts_what_it_holds_back() {
+    use std::time::Duration;
+    let g = crate::LogGate::per_second(20);
+    for _ in 0..20 {
+        assert_eq!(g.take(Duration::ZERO), Some(0), "twenty at once");
+    }
+    for _ in 0..5 {
+        assert_eq!(g.take(Duration::from_millis(10)), None);
+    }
+    assert_eq!(
+        g.take(Duration::from_millis(50)),
+        Some(5),
+        "one more every 50 ms"
+    );
+    assert_eq!(g.take(Duration::from_millis(50)), None);
+    assert_eq!(crate::LogGate::per_second(0).take(Duration::ZERO), Some(0));
+}
