@@ -1770,11 +1770,18 @@ export interface operations {
     list: {
         parameters: {
             query?: {
-                /** @description west,south,east,north in degrees (west > east crosses the antimeridian); default the world */
+                /**
+                 * @description `west,south,east,north` in degrees (west > east crosses the antimeridian);
+                 *     default the world.
+                 * @example -23,63.5,-21.5,64.5
+                 */
                 bbox?: string;
-                /** @description at most this many (1-5000, default 500), large first */
+                /** @description At most this many, large first. */
                 limit?: number;
-                /** @description the least kind listed: large, medium, small (default; with seaplane bases) or seaplane */
+                /**
+                 * @description The least kind listed: `large`, `medium`, `small` (default: with seaplane
+                 *     bases) or `seaplane`.
+                 */
                 min?: string;
             };
             header?: never;
@@ -1867,11 +1874,11 @@ export interface operations {
     callsign: {
         parameters: {
             query?: {
-                /** @description models listed (most hours first), 1-100 (default 20) */
+                /** @description Models listed (most hours first). */
                 aircraft?: number;
-                /** @description airports listed (most departures and arrivals first), 1-100 (default 20) */
+                /** @description Airports listed (most departures and arrivals first). */
                 airports?: number;
-                /** @description latest flights listed, 1-100 (default 20) */
+                /** @description Latest flights listed. */
                 recent?: number;
             };
             header?: never;
@@ -1956,13 +1963,17 @@ export interface operations {
     chat: {
         parameters: {
             query?: {
-                /** @description only this callsign (exact) */
+                /** @description Only this callsign (exact). */
                 callsign?: string;
-                /** @description at most this many lines, the most recent (1-1000, default 100) */
+                /** @description At most this many lines, the most recent. */
                 limit?: number;
-                /** @description lat,lon,nm: only lines sent within nm nautical miles of the point */
+                /**
+                 * @description `lat,lon,nm`: only lines sent within nm nautical miles of the point (as
+                 *     `GET /api/pilots` reads it).
+                 * @example 64.0,-22.6,10
+                 */
                 near?: string;
-                /** @description only lines with a greater id */
+                /** @description Only lines with a greater id. */
                 since?: number;
             };
             header?: never;
@@ -2032,15 +2043,15 @@ export interface operations {
     flights: {
         parameters: {
             query?: {
-                /** @description the previous page's next_before */
+                /** @description The previous page's `next_before`: ids below it. */
                 before?: number;
-                /** @description only this callsign (exact) */
+                /** @description Only this callsign (exact). */
                 callsign?: string;
-                /** @description page size, 1-500 (default 50) */
+                /** @description Page size. */
                 limit?: number;
-                /** @description only flights that ended at or after this (Unix seconds), or are flying */
+                /** @description Only flights that ended at or after this (Unix seconds), or are flying. */
                 since?: number;
-                /** @description only flights that started at or before this (Unix seconds) */
+                /** @description Only flights that started at or before this (Unix seconds). */
                 until?: number;
             };
             header?: never;
@@ -2081,12 +2092,15 @@ export interface operations {
     flight: {
         parameters: {
             query?: {
-                /** @description positions in the track at most, 2-2000 (default 2000): a longer track is downsampled evenly, its first and last positions kept */
+                /**
+                 * @description Positions in the track at most: a longer track is downsampled evenly, its
+                 *     first and last positions kept.
+                 */
                 points?: number;
             };
             header?: never;
             path: {
-                /** @description the flight's id */
+                /** @description The flight's id. */
                 id: number;
             };
             cookie?: never;
@@ -2102,7 +2116,7 @@ export interface operations {
                     "application/json": components["schemas"]["FlightBody"];
                 };
             };
-            /** @description a bad parameter */
+            /** @description a bad id or parameter */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2127,7 +2141,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the flight's id */
+                /** @description The flight's id. */
                 id: number;
             };
             cookie?: never;
@@ -2143,7 +2157,7 @@ export interface operations {
                     "application/gpx+xml": string;
                 };
             };
-            /** @description a bad id or parameter */
+            /** @description a bad id or any parameter (there are none) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2168,7 +2182,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the flight's id */
+                /** @description The flight's id. */
                 id: number;
             };
             cookie?: never;
@@ -2184,7 +2198,7 @@ export interface operations {
                     "application/vnd.google-earth.kml+xml": string;
                 };
             };
-            /** @description a bad id or parameter */
+            /** @description a bad id or any parameter (there are none) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2207,12 +2221,15 @@ export interface operations {
     leaderboards: {
         parameters: {
             query?: {
-                /** @description hours (default) or flights */
-                by?: string;
-                /** @description callsigns listed, 1-100 (default 100) */
+                /** @description `hours` (default) or `flights`: what the callsigns are ranked by. */
+                by?: "hours" | "flights";
+                /** @description Callsigns listed. */
                 limit?: number;
-                /** @description 7d (default), 30d or all: the flights that started in the last 7 or 30 days, or every flight within retention */
-                period?: string;
+                /**
+                 * @description `7d` (default), `30d` or `all`: the flights that started in the last 7 or 30
+                 *     days, or every flight within retention.
+                 */
+                period?: "7d" | "30d" | "all";
             };
             header?: never;
             path?: never;
@@ -2281,9 +2298,13 @@ export interface operations {
     pilots: {
         parameters: {
             query?: {
-                /** @description only this callsign (exact) */
+                /** @description Only this callsign (exact). */
                 callsign?: string;
-                /** @description lat,lon,nm: only pilots within nm nautical miles of the point */
+                /**
+                 * @description `lat,lon,nm`: only pilots within nm nautical miles of the point (lat
+                 *     -90..90, lon -180..180, nm >= 0).
+                 * @example 64.0,-22.6,10
+                 */
                 near?: string;
             };
             header?: never;
@@ -2382,19 +2403,19 @@ export interface operations {
     servers: {
         parameters: {
             query?: {
-                /** @description 0 or 1 */
+                /** @description Dedicated (1) or not (0). */
                 dedicated?: number;
-                /** @description 0: not empty; 1: empty only */
+                /** @description Empty (1: no player) or not (0). */
                 empty?: number;
-                /** @description 0: not full; 1: full only */
+                /** @description Full (1: `players >= max`) or not (0). */
                 full?: number;
-                /** @description game directory, exact */
+                /** @description Game directory, exact. */
                 gamedir?: string;
-                /** @description map, exact */
+                /** @description Map, exact. */
                 map?: string;
-                /** @description 0 or 1 */
+                /** @description Behind NAT (1) or not (0). */
                 nat?: number;
-                /** @description 0 or 1 */
+                /** @description With a password (1) or not (0). */
                 password?: number;
             };
             header?: never;
@@ -2476,9 +2497,9 @@ export interface operations {
     server_history: {
         parameters: {
             query?: {
-                /** @description samples at most, the newest, 1-5000 (default 1000) */
+                /** @description Samples at most, the newest. */
                 limit?: number;
-                /** @description samples from this time on (Unix seconds; default: the last 24 hours) */
+                /** @description Samples from this time on (Unix seconds; default: the last 24 hours). */
                 since?: number;
             };
             header?: never;

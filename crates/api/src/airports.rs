@@ -2,9 +2,9 @@
 //! (`crates/airports`, OurAirports, public domain), by area for the map.
 
 use airports::{BBox, Kind};
+use serde::de::{Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 /// Airports listed when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 500;
@@ -55,50 +55,70 @@ pub struct AirportsBody {
 }
 
 /// The query of `GET /api/airports`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct AirportsQuery {
-    /// The area (default: the world).
+    /// `west,south,east,north` in degrees (west > east crosses the antimeridian);
+    /// default the world.
+    #[serde(default = "world", deserialize_with = "bbox")]
+    #[param(value_type = Option<String>, example = "-23,63.5,-21.5,64.5")]
     pub bbox: BBox,
-    /// The least kind listed (default `small`: every kind; `seaplane` also).
+    /// The least kind listed: `large`, `medium`, `small` (default: with seaplane
+    /// bases) or `seaplane`.
+    #[serde(default = "small", deserialize_with = "kind")]
+    #[param(value_type = Option<String>, pattern = "^(large|medium|small|seaplane)$")]
     pub min: Kind,
-    /// At most this many.
+    /// At most this many, large first.
+    #[serde(default = "default_limit")]
+    #[param(minimum = 1, maximum = 5000, default = 500)]
     pub limit: usize,
 }
 
-impl AirportsQuery {
-    /// Parses `bbox`, `min` and `limit`; an unknown key or a bad value is an error
-    /// naming it.
-    pub fn parse(q: &BTreeMap<String, String>) -> Result<AirportsQuery, String> {
-        let mut out = AirportsQuery {
+impl Default for AirportsQuery {
+    fn default() -> Self {
+        AirportsQuery {
             bbox: BBox::WORLD,
             min: Kind::Small,
             limit: DEFAULT_LIMIT,
-        };
-        for (k, v) in q {
-            match k.as_str() {
-                "bbox" => out.bbox = BBox::parse(v)?,
-                "min" => {
-                    out.min = Kind::parse(v).ok_or_else(|| {
-                        format!("min: expected large, medium, small or seaplane, got {v:?}")
-                    })?
-                }
-                "limit" => {
-                    out.limit = v
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|n| (1..=MAX_LIMIT).contains(n))
-                        .ok_or_else(|| format!("limit: expected 1 to {MAX_LIMIT}, got {v:?}"))?
-                }
-                other => {
-                    return Err(format!(
-                        "unknown parameter {other:?} (known: bbox, min, limit)"
-                    ))
-                }
-            }
         }
-        Ok(out)
     }
+}
 
+fn world() -> BBox {
+    BBox::WORLD
+}
+
+fn small() -> Kind {
+    Kind::Small
+}
+
+fn default_limit() -> usize {
+    DEFAULT_LIMIT
+}
+
+fn bbox<'de, D: Deserializer<'de>>(d: D) -> Result<BBox, D::Error> {
+    let v = String::deserialize(d)?;
+    // `BBox::parse` names the parameter itself; the path names it once already.
+    BBox::parse(&v).map_err(|e| D::Error::custom(e.trim_start_matches("bbox: ")))
+}
+
+fn kind<'de, D: Deserializer<'de>>(d: D) -> Result<Kind, D::Error> {
+    let v = String::deserialize(d)?;
+    Kind::parse(&v).ok_or_else(|| {
+        D::Error::custom(format!(
+            "expected large, medium, small or seaplane, got {v:?}"
+        ))
+    })
+}
+
+impl crate::params::Bounds for AirportsQuery {
+    fn check(&self) -> Result<(), crate::params::ParamError> {
+        crate::params::within("limit", self.limit, 1, MAX_LIMIT as i64)
+    }
+}
+
+impl AirportsQuery {
     /// The answer from `table`.
     pub fn answer(&self, table: &airports::Table<'_>) -> AirportsBody {
         let (found, truncated) = table.within(self.bbox, self.min, self.limit);

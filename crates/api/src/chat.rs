@@ -15,14 +15,14 @@
 //! own lines and never everyone else's. What is refused or evicted is counted
 //! ([`ChatStats`], in `/metrics` as `lobby_chat_lines_total`).
 
-use crate::pilots::{Pilot, PilotFilter};
+use crate::pilots::Pilot;
 use fgmp::geo::great_circle_nm;
 use sansio::quota::Net;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::atomic::Ordering::Relaxed;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 /// The chat log's metric families.
 pub mod families {
@@ -315,74 +315,63 @@ pub struct ChatBody {
 }
 
 /// The query of `GET /api/chat`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ChatFilter {
-    /// `callsign` and `near` as `GET /api/pilots` reads them.
-    pub pilots: PilotFilter,
+    /// Only this callsign (exact).
+    #[serde(default)]
+    pub callsign: Option<String>,
+    /// `lat,lon,nm`: only lines sent within nm nautical miles of the point (as
+    /// `GET /api/pilots` reads it).
+    #[serde(default, deserialize_with = "crate::params::near")]
+    #[param(value_type = Option<String>, example = "64.0,-22.6,10")]
+    pub near: Option<(f64, f64, f64)>,
     /// Only lines with a greater id.
+    #[serde(default)]
     pub since: Option<u64>,
-    /// At most this many lines (the most recent): 1-1000, default 100.
+    /// At most this many lines, the most recent.
+    #[serde(default = "default_chat_limit")]
+    #[param(minimum = 1, maximum = 1000, default = 100)]
     pub limit: usize,
+}
+
+/// Lines `GET /api/chat` lists when `limit` is not given.
+pub const DEFAULT_CHAT_LIMIT: usize = 100;
+/// The most `limit` may ask for.
+pub const MAX_CHAT_LIMIT: usize = 1000;
+
+fn default_chat_limit() -> usize {
+    DEFAULT_CHAT_LIMIT
 }
 
 impl Default for ChatFilter {
     fn default() -> Self {
         ChatFilter {
-            pilots: PilotFilter::default(),
+            callsign: None,
+            near: None,
             since: None,
-            limit: 100,
+            limit: DEFAULT_CHAT_LIMIT,
         }
     }
 }
 
-impl ChatFilter {
-    /// Parses the query: `callsign`, `near=lat,lon,nm`, `since=ID`, `limit=N`.
-    pub fn parse(q: &BTreeMap<String, String>) -> Result<ChatFilter, String> {
-        let mut f = ChatFilter::default();
-        let mut rest = BTreeMap::new();
-        for (k, v) in q {
-            match k.as_str() {
-                "since" => {
-                    f.since = Some(
-                        v.parse()
-                            .map_err(|_| format!("since: expected a line id, got {v:?}"))?,
-                    )
-                }
-                "limit" => {
-                    f.limit = v
-                        .parse()
-                        .ok()
-                        .filter(|n| (1..=1000).contains(n))
-                        .ok_or_else(|| format!("limit: expected 1 to 1000, got {v:?}"))?
-                }
-                "callsign" | "near" => {
-                    rest.insert(k.clone(), v.clone());
-                }
-                other => {
-                    return Err(format!(
-                        "unknown parameter {other:?} (known: callsign, near, since, limit)"
-                    ))
-                }
-            }
-        }
-        f.pilots = PilotFilter::parse(&rest)?;
-        Ok(f)
+impl crate::params::Bounds for ChatFilter {
+    fn check(&self) -> Result<(), crate::params::ParamError> {
+        crate::params::within("limit", self.limit, 1, MAX_CHAT_LIMIT as i64)
     }
+}
 
+impl ChatFilter {
     /// Whether `l` passes.
     pub fn keeps(&self, l: &ChatLine) -> bool {
         if self.since.is_some_and(|s| l.id <= s) {
             return false;
         }
-        if self
-            .pilots
-            .callsign
-            .as_ref()
-            .is_some_and(|c| *c != l.callsign)
-        {
+        if self.callsign.as_ref().is_some_and(|c| *c != l.callsign) {
             return false;
         }
-        if let Some((lat, lon, nm)) = self.pilots.near {
+        if let Some((lat, lon, nm)) = self.near {
             if great_circle_nm(lat, lon, l.lat, l.lon) > nm {
                 return false;
             }

@@ -3,11 +3,12 @@
 //! `/api/servers/{addr}/history`. Built from plain values the binary reads from
 //! the store. The exports (GPX, KML, CSV) are [`crate::export`].
 
+use crate::params::{within, Bounds, ParamError};
 use flightlog::rows::{CallsignTotals, FlightRow, Leader as LeaderRow};
 use flightlog::Fix;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 
 /// A position.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -210,73 +211,98 @@ pub struct LeaderboardBody {
 }
 
 /// What a leaderboard ranks by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum RankBy {
     /// Hours flown.
+    #[default]
     Hours,
     /// Flights.
     Flights,
 }
 
-/// The query of `GET /api/leaderboards`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LeaderboardQuery {
-    /// The period, seconds back from now; `None`: all time.
-    pub period_s: Option<i64>,
+/// The flights a leaderboard counts, by when they started.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]
+pub enum Period {
+    /// The last 7 days.
+    #[default]
+    #[serde(rename = "7d")]
+    Week,
+    /// The last 30 days.
+    #[serde(rename = "30d")]
+    Month,
+    /// Every flight within the log's retention.
+    #[serde(rename = "all")]
+    All,
+}
+
+impl Period {
+    /// Its length, seconds back from now; `None`: all time.
+    pub fn secs(self) -> Option<i64> {
+        match self {
+            Period::Week => Some(7 * 86_400),
+            Period::Month => Some(30 * 86_400),
+            Period::All => None,
+        }
+    }
+
     /// Its name (`7d`, `30d`, `all`).
-    pub period: &'static str,
-    /// What to rank by.
+    pub fn name(self) -> &'static str {
+        match self {
+            Period::Week => "7d",
+            Period::Month => "30d",
+            Period::All => "all",
+        }
+    }
+}
+
+/// The query of `GET /api/leaderboards`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct LeaderboardQuery {
+    /// `7d` (default), `30d` or `all`: the flights that started in the last 7 or 30
+    /// days, or every flight within retention.
+    #[serde(default)]
+    #[param(inline)]
+    pub period: Period,
+    /// `hours` (default) or `flights`: what the callsigns are ranked by.
+    #[serde(default)]
+    #[param(inline)]
     pub by: RankBy,
-    /// Callsigns at most (1-100, default 100).
+    /// Callsigns listed.
+    #[serde(default = "max_leaders")]
+    #[param(minimum = 1, maximum = 100, default = 100)]
     pub limit: i64,
 }
 
 /// The most callsigns a leaderboard lists (also its default).
 pub const MAX_LEADERS: i64 = 100;
 
-impl LeaderboardQuery {
-    /// Reads `period` (`7d`, `30d`, `all`; default `7d`), `by` (`hours`, `flights`;
-    /// default `hours`) and `limit` (1-100, default 100); anything else, or a bad
-    /// value, is an error naming it.
-    pub fn parse(q: &BTreeMap<String, String>) -> Result<LeaderboardQuery, String> {
-        let mut out = LeaderboardQuery {
-            period_s: Some(7 * 86_400),
-            period: "7d",
+fn max_leaders() -> i64 {
+    MAX_LEADERS
+}
+
+impl Default for LeaderboardQuery {
+    fn default() -> Self {
+        LeaderboardQuery {
+            period: Period::Week,
             by: RankBy::Hours,
             limit: MAX_LEADERS,
-        };
-        for (k, v) in q {
-            match k.as_str() {
-                "period" => {
-                    (out.period_s, out.period) = match v.as_str() {
-                        "7d" => (Some(7 * 86_400), "7d"),
-                        "30d" => (Some(30 * 86_400), "30d"),
-                        "all" => (None, "all"),
-                        _ => return Err(format!("period must be 7d, 30d or all, got {v:?}")),
-                    }
-                }
-                "by" => {
-                    out.by = match v.as_str() {
-                        "hours" => RankBy::Hours,
-                        "flights" => RankBy::Flights,
-                        _ => return Err(format!("by must be hours or flights, got {v:?}")),
-                    }
-                }
-                "limit" => {
-                    out.limit = int_params(
-                        &BTreeMap::from([(k.clone(), v.clone())]),
-                        &[("limit", MAX_LEADERS, 1, MAX_LEADERS)],
-                    )?[0]
-                }
-                other => return Err(format!("unknown parameter {other:?} (period, by, limit)")),
-            }
         }
-        Ok(out)
     }
+}
 
+impl Bounds for LeaderboardQuery {
+    fn check(&self) -> Result<(), ParamError> {
+        within("limit", self.limit, 1, MAX_LEADERS)
+    }
+}
+
+impl LeaderboardQuery {
     /// The start of its period at `now`; `None` for all time.
     pub fn since(&self, now: i64) -> Option<i64> {
-        self.period_s.map(|p| now - p)
+        self.period.secs().map(|p| now - p)
     }
 
     /// What the store ranks by.
@@ -401,7 +427,7 @@ pub fn callsign_body(
 pub fn leaderboard_body(q: &LeaderboardQuery, rows: Vec<LeaderRow>, now: i64) -> LeaderboardBody {
     LeaderboardBody {
         generated_at: now,
-        period: q.period.to_string(),
+        period: q.period.name().to_string(),
         by: q.by_name().to_string(),
         since: q.since(now),
         leaders: rows
@@ -453,97 +479,164 @@ pub fn track_feature(
 }
 
 /// The query of `GET /api/flights`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct FlightFilter {
-    /// Only this callsign.
+    /// Only this callsign (exact).
+    #[serde(default, deserialize_with = "crate::params::non_empty")]
     pub callsign: Option<String>,
-    /// Ended at or after (or still flying), Unix seconds.
+    /// Only flights that ended at or after this (Unix seconds), or are flying.
+    #[serde(default)]
     pub since: Option<i64>,
-    /// Started at or before, Unix seconds.
+    /// Only flights that started at or before this (Unix seconds).
+    #[serde(default)]
     pub until: Option<i64>,
-    /// Page size (1-500, default 50).
+    /// Page size.
+    #[serde(default = "default_page")]
+    #[param(minimum = 1, maximum = 500, default = 50)]
     pub limit: i64,
-    /// Ids below this (the previous page's `next_before`).
+    /// The previous page's `next_before`: ids below it.
+    #[serde(default)]
     pub before: Option<i64>,
 }
 
+impl Default for FlightFilter {
+    fn default() -> Self {
+        FlightFilter {
+            callsign: None,
+            since: None,
+            until: None,
+            limit: DEFAULT_LIMIT,
+            before: None,
+        }
+    }
+}
+
+impl Bounds for FlightFilter {
+    fn check(&self) -> Result<(), ParamError> {
+        within("limit", self.limit, 1, MAX_LIMIT)
+    }
+}
+
+/// The page `GET /api/flights` answers when `limit` is not given.
+pub const DEFAULT_LIMIT: i64 = 50;
 /// Largest page.
 pub const MAX_LIMIT: i64 = 500;
 /// The latest flights `/api/callsigns/{callsign}` lists by default (`recent=`).
 pub const DEFAULT_RECENT: i64 = 20;
 /// The most `recent=` may ask for.
 pub const MAX_RECENT: i64 = 100;
-/// The models `/api/callsigns/{callsign}` lists by default (`aircraft=`; at most
-/// the store's `MAX_AIRCRAFT`, 100).
+/// The models `/api/callsigns/{callsign}` lists by default (`aircraft=`).
 pub const DEFAULT_AIRCRAFT: i64 = 20;
-/// The airports `/api/callsigns/{callsign}` lists by default (`airports=`; at most
-/// the store's `MAX_AIRPORTS`, 100).
+/// The most `aircraft=` may ask for (the store's `MAX_AIRCRAFT`).
+pub const MAX_AIRCRAFT: i64 = 100;
+/// The airports `/api/callsigns/{callsign}` lists by default (`airports=`).
 pub const DEFAULT_AIRPORTS: i64 = 20;
-/// Samples `/api/servers/{addr}/history` returns by default (`limit=`, at most the
-/// store's `MAX_SERVER_SAMPLES`, 5,000; a day at the default 5-minute interval is 288).
+/// The most `airports=` may ask for (the store's `MAX_AIRPORTS`).
+pub const MAX_AIRPORTS: i64 = 100;
+/// Positions in a track at most, and by default (the store's `MAX_TRACK_POINTS`).
+pub const MAX_POINTS: i64 = 2000;
+/// Samples `/api/servers/{addr}/history` returns by default (`limit=`; a day at the
+/// default 5-minute interval is 288).
 pub const DEFAULT_SERVER_SAMPLES: i64 = 1000;
+/// The most samples `limit=` may ask for (the store's `MAX_SERVER_SAMPLES`).
+pub const MAX_SERVER_SAMPLES: i64 = 5000;
 
-/// The integer parameters `allowed` names, each `(key, default, least, most)`, read
-/// from `q` in that order; an unknown key, a value that is not an integer, or one out
-/// of its range is an error naming it.
-pub fn int_params(
-    q: &BTreeMap<String, String>,
-    allowed: &[(&str, i64, i64, i64)],
-) -> Result<Vec<i64>, String> {
-    let mut out: Vec<i64> = allowed.iter().map(|a| a.1).collect();
-    for (k, v) in q {
-        let Some(i) = allowed.iter().position(|a| a.0 == k) else {
-            let names: Vec<&str> = allowed.iter().map(|a| a.0).collect();
-            if names.is_empty() {
-                return Err(format!("unknown parameter {k:?} (this path takes none)"));
-            }
-            return Err(format!("unknown parameter {k:?} ({})", names.join(", ")));
-        };
-        let (_, _, lo, hi) = allowed[i];
-        let n = v
-            .parse::<i64>()
-            .map_err(|_| format!("{k} must be an integer, got {v:?}"))?;
-        if !(lo..=hi).contains(&n) {
-            return Err(format!("{k} must be {lo} to {hi}, got {n}"));
-        }
-        out[i] = n;
-    }
-    Ok(out)
+fn default_page() -> i64 {
+    DEFAULT_LIMIT
 }
 
-impl FlightFilter {
-    /// Reads the query parameters; an unknown key or a bad value is an error
-    /// naming it.
-    pub fn parse(q: &BTreeMap<String, String>) -> Result<FlightFilter, String> {
-        let mut f = FlightFilter {
-            limit: 50,
-            ..FlightFilter::default()
-        };
-        let int = |k: &str, v: &str| -> Result<i64, String> {
-            v.parse::<i64>()
-                .map_err(|_| format!("{k} must be an integer, got {v:?}"))
-        };
-        for (k, v) in q {
-            match k.as_str() {
-                "callsign" => f.callsign = Some(v.clone()).filter(|s| !s.is_empty()),
-                "since" => f.since = Some(int(k, v)?),
-                "until" => f.until = Some(int(k, v)?),
-                "before" => f.before = Some(int(k, v)?),
-                "limit" => {
-                    let n = int(k, v)?;
-                    if !(1..=MAX_LIMIT).contains(&n) {
-                        return Err(format!("limit must be 1 to {MAX_LIMIT}, got {n}"));
-                    }
-                    f.limit = n;
-                }
-                other => {
-                    return Err(format!(
-                        "unknown parameter {other:?} (callsign, since, until, limit, before)"
-                    ))
-                }
-            }
-        }
-        Ok(f)
+/// The path of `GET /api/flights/{id}` and its downloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct FlightPath {
+    /// The flight's id.
+    pub id: i64,
+}
+
+/// The query of `GET /api/flights/{id}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct TrackQuery {
+    /// Positions in the track at most: a longer track is downsampled evenly, its
+    /// first and last positions kept.
+    #[serde(default = "max_points")]
+    #[param(minimum = 2, maximum = 2000, default = 2000)]
+    pub points: i64,
+}
+
+fn max_points() -> i64 {
+    MAX_POINTS
+}
+
+impl Bounds for TrackQuery {
+    fn check(&self) -> Result<(), ParamError> {
+        within("points", self.points, 2, MAX_POINTS)
+    }
+}
+
+/// The query of `GET /api/callsigns/{callsign}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct CallsignQuery {
+    /// Latest flights listed.
+    #[serde(default = "default_recent")]
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub recent: i64,
+    /// Models listed (most hours first).
+    #[serde(default = "default_aircraft")]
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub aircraft: i64,
+    /// Airports listed (most departures and arrivals first).
+    #[serde(default = "default_airports")]
+    #[param(minimum = 1, maximum = 100, default = 20)]
+    pub airports: i64,
+}
+
+fn default_recent() -> i64 {
+    DEFAULT_RECENT
+}
+
+fn default_aircraft() -> i64 {
+    DEFAULT_AIRCRAFT
+}
+
+fn default_airports() -> i64 {
+    DEFAULT_AIRPORTS
+}
+
+impl Bounds for CallsignQuery {
+    fn check(&self) -> Result<(), ParamError> {
+        within("recent", self.recent, 1, MAX_RECENT)?;
+        within("aircraft", self.aircraft, 1, MAX_AIRCRAFT)?;
+        within("airports", self.airports, 1, MAX_AIRPORTS)
+    }
+}
+
+/// The query of `GET /api/servers/{addr}/history`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ServerHistoryQuery {
+    /// Samples from this time on (Unix seconds; default: the last 24 hours).
+    #[serde(default)]
+    pub since: Option<i64>,
+    /// Samples at most, the newest.
+    #[serde(default = "default_samples")]
+    #[param(minimum = 1, maximum = 5000, default = 1000)]
+    pub limit: i64,
+}
+
+fn default_samples() -> i64 {
+    DEFAULT_SERVER_SAMPLES
+}
+
+impl Bounds for ServerHistoryQuery {
+    fn check(&self) -> Result<(), ParamError> {
+        within("limit", self.limit, 1, MAX_SERVER_SAMPLES)
     }
 }
 
@@ -574,65 +667,14 @@ mod tests {
     }
 
     #[test]
-    fn flight_filters_name_what_is_wrong() {
-        let q = |pairs: &[(&str, &str)]| {
-            FlightFilter::parse(
-                &pairs
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            )
-        };
-        assert_eq!(q(&[]).unwrap().limit, 50);
-        let f = q(&[
-            ("callsign", "TEST1"),
-            ("since", "10"),
-            ("limit", "5"),
-            ("before", "9"),
-        ])
-        .unwrap();
+    fn leaderboard_periods_are_named_and_measured() {
+        let d = LeaderboardQuery::default();
         assert_eq!(
-            (f.callsign.as_deref(), f.since, f.limit, f.before),
-            (Some("TEST1"), Some(10), 5, Some(9))
-        );
-        assert!(q(&[("limit", "0")]).unwrap_err().contains("limit"));
-        assert!(q(&[("limit", "501")]).unwrap_err().contains("limit"));
-        assert!(q(&[("since", "yesterday")]).unwrap_err().contains("since"));
-        assert!(q(&[("bogus", "1")]).unwrap_err().contains("bogus"));
-    }
-
-    #[test]
-    fn leaderboard_queries_have_defaults_and_name_what_is_wrong() {
-        let q = |pairs: &[(&str, &str)]| {
-            LeaderboardQuery::parse(
-                &pairs
-                    .iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            )
-        };
-        let d = q(&[]).unwrap();
-        assert_eq!(
-            (d.period_s, d.period, d.by, d.limit),
+            (d.period.secs(), d.period.name(), d.by, d.limit),
             (Some(604_800), "7d", RankBy::Hours, 100)
         );
-        let a = q(&[("period", "all"), ("by", "flights"), ("limit", "3")]).unwrap();
-        assert_eq!(
-            (a.period_s, a.period, a.by_name(), a.limit),
-            (None, "all", "flights", 3)
-        );
-        assert_eq!(q(&[("period", "30d")]).unwrap().period_s, Some(2_592_000));
-        for (k, v) in [
-            ("period", "1y"),
-            ("by", "miles"),
-            ("limit", "0"),
-            ("limit", "101"),
-            ("limit", "x"),
-            ("sort", "1"),
-        ] {
-            let e = q(&[(k, v)]).unwrap_err();
-            assert!(e.contains(k), "{k}={v}: {e}");
-        }
+        assert_eq!(Period::Month.secs(), Some(2_592_000));
+        assert_eq!((Period::All.secs(), Period::All.name()), (None, "all"));
     }
 
     fn row(model: &str) -> FlightRow {
@@ -686,7 +728,7 @@ mod tests {
             ),
             (Some("EGLL"), true, true)
         );
-        let q = LeaderboardQuery::parse(&BTreeMap::new()).unwrap();
+        let q = LeaderboardQuery::default();
         let rows = ["A", "B"].map(|c| LeaderRow {
             callsign: c.into(),
             flights: 2,
@@ -712,33 +754,5 @@ mod tests {
         let a = AirportTotals::new("EGLL".into(), 2, 1);
         assert_eq!(a.name.as_deref(), Some("London Heathrow Airport"));
         assert_eq!(AirportTotals::new("ZZZZ9".into(), 0, 1).name, None);
-    }
-
-    #[test]
-    fn integer_parameters_have_defaults_and_ranges() {
-        let q = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
-        let allowed = [("recent", 20, 1, 100), ("aircraft", 20, 1, 100)];
-        assert_eq!(int_params(&q(&[]), &allowed).unwrap(), [20, 20]);
-        assert_eq!(
-            int_params(&q(&[("aircraft", "100")]), &allowed).unwrap(),
-            [20, 100]
-        );
-        let e = int_params(&q(&[("recent", "101")]), &allowed).unwrap_err();
-        assert_eq!(e, "recent must be 1 to 100, got 101");
-        let e = int_params(&q(&[("points", "5")]), &allowed).unwrap_err();
-        assert!(
-            e.contains("points") && e.contains("recent, aircraft"),
-            "{e}"
-        );
-        let e = int_params(&q(&[("points", "5")]), &[]).unwrap_err();
-        assert_eq!(e, "unknown parameter \"points\" (this path takes none)");
-        assert!(int_params(&q(&[("recent", "x")]), &allowed)
-            .unwrap_err()
-            .contains("integer"));
     }
 }

@@ -11,6 +11,7 @@ pub mod dns;
 pub mod export;
 pub mod flights;
 pub mod health;
+pub mod params;
 pub mod pilots;
 pub mod relays;
 pub mod servers;
@@ -73,14 +74,5 @@ pub(crate) fn round(x: f64, decimals: i32) -> f64 {
         0.0 // no "-0.0"
     } else {
         r
-    }
-}
-
-/// Parses a `0`/`1` (or `false`/`true`) query value.
-pub(crate) fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
-    match v {
-        "1" | "true" => Ok(true),
-        "0" | "false" => Ok(false),
-        _ => Err(format!("{key}: expected 0 or 1, got {v:?}")),
     }
 }

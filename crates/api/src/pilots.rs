@@ -5,8 +5,8 @@ use fgmp::attitude;
 use fgmp::extras::{is_atc, Extras};
 use relay::PilotView;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
-use utoipa::ToSchema;
+use std::collections::HashMap;
+use utoipa::{IntoParams, ToSchema};
 
 /// One pilot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
@@ -190,53 +190,23 @@ pub fn shown(views: &[PilotView]) -> impl Iterator<Item = &PilotView> {
 }
 
 /// The query of `GET /api/pilots`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct PilotFilter {
-    /// Only this callsign.
+    /// Only this callsign (exact).
+    #[serde(default)]
     pub callsign: Option<String>,
-    /// Only pilots within `.2` nautical miles of (`.0` lat, `.1` lon).
+    /// `lat,lon,nm`: only pilots within nm nautical miles of the point (lat
+    /// -90..90, lon -180..180, nm >= 0).
+    #[serde(default, deserialize_with = "crate::params::near")]
+    #[param(value_type = Option<String>, example = "64.0,-22.6,10")]
     pub near: Option<(f64, f64, f64)>,
 }
 
-impl PilotFilter {
-    /// Parses the query parameters; an unknown key or a bad value is an error
-    /// naming it.
-    pub fn parse(q: &BTreeMap<String, String>) -> Result<PilotFilter, String> {
-        let mut f = PilotFilter::default();
-        for (k, v) in q {
-            match k.as_str() {
-                "callsign" => f.callsign = Some(v.clone()),
-                "near" => {
-                    let parts: Vec<&str> = v.split(',').collect();
-                    let nums: Option<Vec<f64>> = parts
-                        .iter()
-                        .map(|p| p.trim().parse::<f64>().ok().filter(|x| x.is_finite()))
-                        .collect();
-                    match nums.as_deref() {
-                        Some(&[lat, lon, nm])
-                            if (-90.0..=90.0).contains(&lat)
-                                && (-180.0..=180.0).contains(&lon)
-                                && nm >= 0.0 =>
-                        {
-                            f.near = Some((lat, lon, nm))
-                        }
-                        _ => {
-                            return Err(format!(
-                                "near: expected lat,lon,nm (-90..90, -180..180, nm >= 0), got {v:?}"
-                            ))
-                        }
-                    }
-                }
-                other => {
-                    return Err(format!(
-                        "unknown parameter {other:?} (known: callsign, near)"
-                    ))
-                }
-            }
-        }
-        Ok(f)
-    }
+impl crate::params::Bounds for PilotFilter {}
 
+impl PilotFilter {
     /// Whether `p` passes.
     pub fn keeps(&self, p: &Pilot) -> bool {
         if self.callsign.as_ref().is_some_and(|c| *c != p.callsign) {

@@ -1,10 +1,9 @@
 //! `GET /api/servers`: the master's live Xash3D servers.
 
-use crate::{parse_bool, Clock};
+use crate::Clock;
 use master::table::Listed;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use xash::filter::flags;
 use xash::master::{Os, ServerType};
 
@@ -253,47 +252,43 @@ pub fn probed(p: Probed) -> ServerEntry {
     }
 }
 
-/// The query of `GET /api/servers` (the master's filter keys).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The query of `GET /api/servers` (the master's filter keys; `true`/`false` are
+/// read as `1`/`0`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ServerFilter {
     /// Game directory, exact.
+    #[serde(default)]
     pub gamedir: Option<String>,
     /// Map, exact.
+    #[serde(default)]
     pub map: Option<String>,
-    /// Behind NAT or not.
+    /// Behind NAT (1) or not (0).
+    #[serde(default, deserialize_with = "crate::params::bool01")]
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 1)]
     pub nat: Option<bool>,
-    /// Full (`players >= max`) or not.
+    /// Full (1: `players >= max`) or not (0).
+    #[serde(default, deserialize_with = "crate::params::bool01")]
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 1)]
     pub full: Option<bool>,
-    /// Empty (`players == 0`) or not.
+    /// Empty (1: no player) or not (0).
+    #[serde(default, deserialize_with = "crate::params::bool01")]
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 1)]
     pub empty: Option<bool>,
-    /// Password or not.
+    /// With a password (1) or not (0).
+    #[serde(default, deserialize_with = "crate::params::bool01")]
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 1)]
     pub password: Option<bool>,
-    /// Dedicated or not.
+    /// Dedicated (1) or not (0).
+    #[serde(default, deserialize_with = "crate::params::bool01")]
+    #[param(value_type = Option<u8>, minimum = 0, maximum = 1)]
     pub dedicated: Option<bool>,
 }
 
-impl ServerFilter {
-    /// Parses the query parameters; an unknown key or a bad value is an error
-    /// naming it.
-    pub fn parse(q: &BTreeMap<String, String>) -> Result<ServerFilter, String> {
-        let mut f = ServerFilter::default();
-        for (k, v) in q {
-            match k.as_str() {
-                "gamedir" => f.gamedir = Some(v.clone()),
-                "map" => f.map = Some(v.clone()),
-                "nat" => f.nat = Some(parse_bool(k, v)?),
-                "full" => f.full = Some(parse_bool(k, v)?),
-                "empty" => f.empty = Some(parse_bool(k, v)?),
-                "password" => f.password = Some(parse_bool(k, v)?),
-                "dedicated" => f.dedicated = Some(parse_bool(k, v)?),
-                other => return Err(format!(
-                    "unknown parameter {other:?} (known: gamedir, map, nat, full, empty, password, dedicated)"
-                )),
-            }
-        }
-        Ok(f)
-    }
+impl crate::params::Bounds for ServerFilter {}
 
+impl ServerFilter {
     /// Whether `s` passes.
     pub fn keeps(&self, s: &ServerEntry) -> bool {
         let is = |want: Option<bool>, have: bool| want.is_none_or(|w| w == have);

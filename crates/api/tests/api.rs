@@ -140,19 +140,19 @@ fn pilot(cs: &str, lat: f64, lon: f64) -> pilots::Pilot {
 
 #[test]
 fn pilot_filters_parse_strictly_and_select() {
-    assert_eq!(PilotFilter::parse(&q(&[])).unwrap(), PilotFilter::default());
-    let f = PilotFilter::parse(&q(&[("near", "64.0,-22.6,10")])).unwrap();
+    assert_eq!(q::<PilotFilter>(&[]).unwrap(), PilotFilter::default());
+    let f = q::<PilotFilter>(&[("near", "64.0,-22.6,10")]).unwrap();
     assert_eq!(f.near, Some((64.0, -22.6, 10.0)));
     // 0.1 degree of latitude is 6 nm.
     assert!(f.keeps(&pilot("A", 64.1, -22.6)));
     assert!(!f.keeps(&pilot("B", 64.2, -22.6)));
     for bad in ["1,2", "x,1,2", "91,0,1", "0,181,1", "0,0,-1", "0,0,inf"] {
-        let e = PilotFilter::parse(&q(&[("near", bad)])).unwrap_err();
+        let e = q::<PilotFilter>(&[("near", bad)]).unwrap_err();
         assert!(e.starts_with("near:"), "{e}");
     }
-    let e = PilotFilter::parse(&q(&[("callsgn", "A")])).unwrap_err();
+    let e = q::<PilotFilter>(&[("callsgn", "A")]).unwrap_err();
     assert!(e.contains("\"callsgn\""), "{e}");
-    let f = PilotFilter::parse(&q(&[("callsign", "A")])).unwrap();
+    let f = q::<PilotFilter>(&[("callsign", "A")]).unwrap();
     assert!(f.keeps(&pilot("A", 0.0, 0.0)) && !f.keeps(&pilot("AB", 0.0, 0.0)));
 }
 
@@ -264,17 +264,17 @@ fn server(gamedir: &str, players: u8, max: u8, nat: bool) -> ServerEntry {
 
 #[test]
 fn server_filters_follow_the_masters_keys() {
-    let f = ServerFilter::parse(&q(&[("gamedir", "valve"), ("full", "0"), ("nat", "1")])).unwrap();
+    let f = q::<ServerFilter>(&[("gamedir", "valve"), ("full", "0"), ("nat", "1")]).unwrap();
     assert!(f.keeps(&server("valve", 3, 16, true)));
     assert!(!f.keeps(&server("valve", 16, 16, true)), "full");
     assert!(!f.keeps(&server("valve", 3, 16, false)), "not behind NAT");
     assert!(!f.keeps(&server("cstrike", 3, 16, true)));
-    let f = ServerFilter::parse(&q(&[("empty", "1")])).unwrap();
+    let f = q::<ServerFilter>(&[("empty", "1")]).unwrap();
     assert!(f.keeps(&server("valve", 0, 16, false)));
     assert!(!f.keeps(&server("valve", 1, 16, false)));
-    let e = ServerFilter::parse(&q(&[("nat", "yes")])).unwrap_err();
+    let e = q::<ServerFilter>(&[("nat", "yes")]).unwrap_err();
     assert!(e.starts_with("nat:"), "{e}");
-    let e = ServerFilter::parse(&q(&[("players", "1")])).unwrap_err();
+    let e = q::<ServerFilter>(&[("players", "1")]).unwrap_err();
     assert!(e.contains("\"players\""), "{e}");
 }
 
@@ -457,19 +457,15 @@ fn the_clock_rate_is_the_senders_clock_against_arrival() {
 
 #[test]
 fn a_box_around_london_lists_its_four_large_airports_first() {
-    let query = AirportsQuery::parse(&q(&[
-        ("bbox", "-1,51,0.5,52"),
-        ("min", "large"),
-        ("limit", "10"),
-    ]))
-    .unwrap();
+    let query =
+        q::<AirportsQuery>(&[("bbox", "-1,51,0.5,52"), ("min", "large"), ("limit", "10")]).unwrap();
     let body = query.answer(airports::table());
     let idents: Vec<&str> = body.airports.iter().map(|a| a.ident.as_str()).collect();
     // Luton, Gatwick, Heathrow and Stansted; City and the small fields are not large.
     assert_eq!(idents, ["EGGW", "EGKK", "EGLL", "EGSS"]);
     assert!(body.airports.iter().all(|a| a.kind == "large"));
     assert!(!body.truncated);
-    let all = AirportsQuery::parse(&q(&[("bbox", "-1,51,0.5,52"), ("limit", "5")]))
+    let all = q::<AirportsQuery>(&[("bbox", "-1,51,0.5,52"), ("limit", "5")])
         .unwrap()
         .answer(airports::table());
     assert!(all.truncated, "hundreds of small fields around London");
@@ -486,7 +482,7 @@ fn bad_queries_name_the_parameter() {
         ("limit", "5001", "limit:"),
         ("zoom", "3", "unknown parameter \"zoom\""),
     ] {
-        let e = AirportsQuery::parse(&q(&[(k, v)])).unwrap_err();
+        let e = q::<AirportsQuery>(&[(k, v)]).unwrap_err();
         assert!(e.contains(want), "{e}");
     }
 }

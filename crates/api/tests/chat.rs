@@ -139,17 +139,17 @@ fn filters() {
     log.observe(from(&[pilot("A", Some("two"))]), 11);
     let all = log.body(&ChatFilter::default(), 12);
     assert_eq!(all.lines.len(), 3);
-    let f = ChatFilter::parse(&q(&[("callsign", "A")])).unwrap();
+    let f = q::<ChatFilter>(&[("callsign", "A")]).unwrap();
     let texts: Vec<_> = log.body(&f, 12).lines.into_iter().map(|l| l.text).collect();
     assert_eq!(texts, ["one", "two"]);
-    let f = ChatFilter::parse(&q(&[("near", "-33.9,151.2,10")])).unwrap();
+    let f = q::<ChatFilter>(&[("near", "-33.9,151.2,10")]).unwrap();
     assert_eq!(log.body(&f, 12).lines.len(), 1);
-    let f = ChatFilter::parse(&q(&[("since", "1"), ("limit", "1")])).unwrap();
+    let f = q::<ChatFilter>(&[("since", "1"), ("limit", "1")]).unwrap();
     let texts: Vec<_> = log.body(&f, 12).lines.into_iter().map(|l| l.text).collect();
     assert_eq!(texts, ["two"], "the most recent after id 1");
-    assert!(ChatFilter::parse(&q(&[("limit", "0")])).is_err());
-    assert!(ChatFilter::parse(&q(&[("nope", "1")])).is_err());
-    assert!(ChatFilter::parse(&q(&[("near", "1,2")])).is_err());
+    assert!(q::<ChatFilter>(&[("limit", "0")]).is_err());
+    assert!(q::<ChatFilter>(&[("nope", "1")]).is_err());
+    assert!(q::<ChatFilter>(&[("near", "1,2")]).is_err());
 }
 
 #[test]

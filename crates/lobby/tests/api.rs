@@ -189,8 +189,98 @@ fn the_openapi_document_names_every_path_and_field() {
         "/api/callsigns/{callsign}",
         "/api/callsigns/{callsign}/csv",
         "/api/leaderboards",
+        "/api/servers/{addr}/history",
+        "/api/servers/{addr}/details",
+        "/api/servers/register",
+        "/api/list/heatmaps",
+        "/api/admin/{name}",
+        "/api/admin/{name}/{entry}",
     ] {
         assert!(paths.iter().any(|x| *x == p), "{p} missing from {paths:?}");
+    }
+    // The parameters carry their real types, defaults and bounds (from the query
+    // structs), and each is typed.
+    let param = |path: &str, name: &str| -> Value {
+        let ps = doc["paths"][path]["get"]["parameters"].as_array().unwrap();
+        ps.iter()
+            .find(|p| p["name"] == name)
+            .unwrap_or_else(|| panic!("{path} {name}: {ps:?}"))
+            .clone()
+    };
+    let limit = param("/api/flights", "limit");
+    assert_eq!(
+        (
+            &limit["in"],
+            &limit["required"],
+            &limit["schema"]["type"],
+            &limit["schema"]["minimum"],
+            &limit["schema"]["maximum"],
+            &limit["schema"]["default"],
+        ),
+        (
+            &Value::from("query"),
+            &Value::from(false),
+            &Value::from("integer"),
+            &Value::from(1),
+            &Value::from(500),
+            &Value::from(50)
+        ),
+        "{limit}"
+    );
+    let id = param("/api/flights/{id}", "id");
+    assert_eq!(
+        (&id["in"], &id["schema"]["type"]),
+        (&"path".into(), &"integer".into()),
+        "{id}"
+    );
+    let points = param("/api/flights/{id}", "points");
+    assert_eq!(
+        (&points["schema"]["minimum"], &points["schema"]["maximum"]),
+        (&2.into(), &2000.into())
+    );
+    let recent = param("/api/callsigns/{callsign}", "recent");
+    assert_eq!(recent["schema"]["maximum"], 100, "{recent}");
+    let period = param("/api/leaderboards", "period");
+    assert_eq!(
+        period["schema"]["enum"],
+        serde_json::json!(["7d", "30d", "all"])
+    );
+    assert_eq!(param("/api/airports", "limit")["schema"]["maximum"], 5000);
+    assert_eq!(param("/api/chat", "limit")["schema"]["maximum"], 1000);
+    assert_eq!(
+        param("/api/servers/{addr}/history", "limit")["schema"]["maximum"],
+        5000
+    );
+    let nat = param("/api/servers", "nat");
+    assert_eq!(
+        (
+            &nat["schema"]["type"],
+            &nat["schema"]["minimum"],
+            &nat["schema"]["maximum"]
+        ),
+        (&"integer".into(), &0.into(), &1.into())
+    );
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for p in op["parameters"].as_array().into_iter().flatten() {
+                assert!(
+                    p["schema"]["type"].is_string() || p["schema"]["$ref"].is_string(),
+                    "{method} {path}: an untyped parameter {p}"
+                );
+            }
+        }
+    }
+    // Every reference names a component the document holds.
+    let text = doc.to_string();
+    for r in text.split("\"$ref\":\"").skip(1) {
+        let target = r.split('"').next().unwrap();
+        let name = target
+            .strip_prefix("#/components/schemas/")
+            .unwrap_or_else(|| panic!("{target}"));
+        assert!(
+            doc["components"]["schemas"].get(name).is_some(),
+            "{target} is not in the document"
+        );
     }
     // The documented fields are the served ones.
     let schema_fields = |name: &str| {

@@ -1,10 +1,10 @@
 //! What the API's tests share: a pilot to build bodies from.
 
 use api::pilots::Pilot;
-use std::collections::BTreeMap;
 
 /// A Cessna 172P at (`lat`, `lon`), 3,000 ft, heading 280, 100 kt, on protocol v2,
 /// with no chat, radio, transponder or livery.
+#[allow(dead_code)] // params.rs builds no pilot
 pub fn pilot_at(cs: &str, lat: f64, lon: f64) -> Pilot {
     Pilot {
         callsign: cs.into(),
@@ -37,10 +37,12 @@ pub fn pilot_at(cs: &str, lat: f64, lon: f64) -> Pilot {
     }
 }
 
-/// Query parameters from pairs.
-pub fn q(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+/// The query `pairs` read as a route's parameters, the error as its text.
+#[allow(dead_code)] // not every test file reads a query
+pub fn q<T>(pairs: &[(&str, &str)]) -> Result<T, String>
+where
+    T: serde::de::DeserializeOwned + utoipa::IntoParams + api::params::Bounds,
+{
+    let text = serde_urlencoded::to_string(pairs).unwrap();
+    api::params::parse(&text).map_err(|e| e.to_string())
 }

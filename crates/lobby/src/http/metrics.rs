@@ -78,7 +78,7 @@ pub const TABLES: &[&Table] = &[
     crate::http::conn::HttpStats::TABLE,
     crate::services::history::HistoryStats::TABLE,
     crate::services::tracker::server::TrackerStats::TABLE,
-    crate::http::admin::control::AdminStats::TABLE,
+    crate::http::admin_state::AdminStats::TABLE,
     PROCESS,
 ];
 

@@ -7,10 +7,13 @@
 //! to close (timeouts, caps, counters); the handlers answer from [`sources`] (the
 //! services running here), [`snapshot`] (the engines copied at most once a second)
 //! and [`lists`]; [`counters`] walks every part's counters for `/stats` and
-//! [`metrics`]; [`openapi`] documents every path. Nothing below this module imports
-//! from it.
+//! [`metrics`]; [`reply`] is the one error answer (`ApiError`) and the typed query
+//! extractor (`Params`, over the `api` crate's query structs); [`openapi`] documents
+//! every path (it reads the routes, which do not read it). Nothing below this module
+//! imports from it.
 
 pub mod admin;
+pub mod admin_state;
 pub mod conn;
 pub mod counters;
 pub mod lists;

@@ -1,10 +1,11 @@
 //! The OpenAPI document (`GET /api/openapi.json`), generated from the handlers'
-//! `#[utoipa::path]` attributes, each written next to its handler.
+//! `#[utoipa::path]` attributes, each written next to its handler, and the query
+//! structs' `IntoParams` (their types, defaults and bounds). It reads the routes; they
+//! do not read it: `http::server` serves both.
 
 use crate::http::admin::{change, show};
 use crate::http::reply::json_text;
 use crate::http::routes::{airports, dns, flights, ops, pilots, relays, servers};
-use crate::http::state::AppState;
 use api::dns::DnsBody;
 use api::health::{HealthBody, PartStatus, ReadyBody};
 use api::pilots::{Pilot, PilotsBody};
@@ -131,7 +132,7 @@ pub fn openapi_json() -> String {
 }
 
 /// The document's route, `GET /api/openapi.json`.
-pub fn routes() -> Router<AppState> {
+pub fn routes() -> Router {
     Router::new().route("/api/openapi.json", get(openapi))
 }
 

@@ -2,7 +2,7 @@
 //! (`crate::http::routes`) with the tower layers every request passes, and runs an
 //! accept loop per listener (`crate::http::conn`).
 
-use crate::http::admin::control::Admin;
+use crate::http::admin_state::Admin;
 use crate::http::conn::{accept_loop, Handler, HttpStats, Reason, Shared};
 use crate::http::snapshot::Publisher;
 use crate::http::sources::Sources;
@@ -81,7 +81,9 @@ impl HttpServer {
 /// request counters (the codes the layers answer with are counted on the way out).
 fn handler(state: AppState, limits: &Limits) -> Handler {
     let counters = state.stats.clone();
-    let router = crate::http::routes::router(state);
+    // The document of the routes beside them (it reads their attributes; the
+    // routes know nothing of it).
+    let router = crate::http::routes::router(state).merge(crate::http::openapi::routes());
     let svc = ServiceBuilder::new()
         .map_response(move |r: hyper::Response<_>| {
             counters.requests.fetch_add(1, Ordering::Relaxed);

@@ -1,6 +1,6 @@
 //! The one state every HTTP handler shares.
 
-use crate::http::admin::control::Admin;
+use crate::http::admin_state::Admin;
 use crate::http::conn::HttpStats;
 use crate::http::snapshot::Publisher;
 use crate::http::sources::Sources;

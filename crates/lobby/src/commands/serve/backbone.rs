@@ -46,7 +46,7 @@ impl Backbone {
     pub(super) async fn start(
         f: &config::File,
         parts: Parts,
-        admin: &Arc<crate::http::admin::control::Admin>,
+        admin: &Arc<crate::http::admin_state::Admin>,
     ) -> Result<Backbone> {
         let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
         let master_cfg = parts.master.then(|| f.master.engine_config()).transpose()?;

@@ -19,7 +19,7 @@ use std::process::ExitCode;
 async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<ExitCode> {
     let mut signals = Signals::install()?;
     let file = read()?;
-    let admin = crate::http::admin::control::Admin::load(&file)?;
+    let admin = crate::http::admin_state::Admin::load(&file)?;
     let backbone = Backbone::start(&admin.effective(), parts, &admin).await?;
     tracing::info!("serving; SIGHUP reloads the configuration, SIGTERM stops");
     let code = loop {
@@ -51,7 +51,7 @@ async fn serve(parts: Parts, read: impl Fn() -> Result<config::File>) -> Result<
 /// Re-reads the configuration and applies it with the admin API's run-time changes
 /// over it (`http::admin`).
 async fn reload(
-    admin: &crate::http::admin::control::Admin,
+    admin: &crate::http::admin_state::Admin,
     backbone: &Backbone,
     read: &impl Fn() -> Result<config::File>,
 ) -> Result<()> {

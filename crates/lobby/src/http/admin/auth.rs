@@ -3,7 +3,7 @@
 //! `WWW-Authenticate`) is answered here, before the handler reads its path or body;
 //! an admitted request carries the admin's name ([`AdminName`]) to the handler.
 
-use super::control::Admin;
+use crate::http::admin_state::Admin;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;

@@ -2,30 +2,16 @@
 //! `DELETE /api/admin/{list}/{entry}`.
 
 use super::auth::AdminName;
-use crate::http::reply::{error, not_running};
+use crate::http::reply::ApiError;
 use crate::http::state::AppState;
 use api::admin::{ChangeBody, ChangeRequest};
 use api::ErrorBody;
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{ConnectInfo, Path, State};
-use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use config::overlay::parse_list;
-use config::overlay::List;
 use std::net::SocketAddr;
-
-#[allow(clippy::result_large_err)] // the refusal is the handler's answer, sent at once
-fn list_or_404(name: &str) -> Result<List, Response> {
-    parse_list(name).ok_or_else(|| {
-        error(
-            StatusCode::NOT_FOUND,
-            format!(
-                "{name:?} cannot be changed: blacklist, relays, crossfeeds, registrations, bans"
-            ),
-        )
-    })
-}
 
 /// fgms's `LIST add ENTRY`: saved, then applied at once, kept across restarts and
 /// reloads until deleted.
@@ -47,15 +33,14 @@ pub async fn add(
     peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     list: Result<Path<String>, PathRejection>,
     body: Result<Json<ChangeRequest>, JsonRejection>,
-) -> Response {
-    let list = list.map(|Path(l)| l).map_err(|e| e.body_text());
+) -> Result<Response, ApiError> {
     let entry = body.map(|Json(r)| r.entry).map_err(|e| {
-        error(
-            StatusCode::BAD_REQUEST,
-            format!("expected {{\"entry\": \"...\"}}: {}", e.body_text()),
-        )
+        ApiError::bad_request(format!(
+            "expected {{\"entry\": \"...\"}}: {}",
+            e.body_text()
+        ))
     });
-    change_request(s, who, peer, list, entry, true).await
+    change_request(s, who, peer, list.map(|Path(l)| l), entry, true).await
 }
 
 /// fgms's `LIST delete ENTRY` (the entry percent-encoded; a CIDR's `/` may stay):
@@ -80,10 +65,10 @@ pub async fn delete(
     Extension(who): Extension<AdminName>,
     peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     path: Result<Path<(String, String)>, PathRejection>,
-) -> Response {
+) -> Result<Response, ApiError> {
     let (list, entry) = match path {
         Ok(Path((l, e))) => (Ok(l), Ok(e)),
-        Err(e) => (Err(e.body_text()), Ok(String::new())),
+        Err(e) => (Err(e), Ok(String::new())),
     };
     change_request(s, who, peer, list, entry, false).await
 }
@@ -94,31 +79,24 @@ async fn change_request(
     s: AppState,
     AdminName(by): AdminName,
     peer: Option<Extension<ConnectInfo<SocketAddr>>>,
-    list: Result<String, String>,
-    entry: Result<String, Response>,
+    list: Result<String, PathRejection>,
+    entry: Result<String, ApiError>,
     added: bool,
-) -> Response {
-    let Some(admin) = &s.admin else {
-        return not_running("admin API");
-    };
+) -> Result<Response, ApiError> {
+    let admin = s
+        .admin
+        .as_ref()
+        .ok_or_else(|| ApiError::not_running("admin API"))?;
     let peer = peer.map(|Extension(ConnectInfo(a))| a);
-    let list = match list {
-        Ok(l) => l,
-        Err(why) => return error(StatusCode::BAD_REQUEST, why),
-    };
-    let entry = match entry {
-        Ok(e) => e,
-        Err(r) => return r,
-    };
+    let (list, entry) = (list?, entry?);
     if let Some(r) = super::listing::change(&s, &list, &entry, added, &by) {
-        return r;
+        return Ok(r);
     }
-    let list = match list_or_404(&list) {
-        Ok(l) => l,
-        Err(r) => return r,
-    };
-    match admin.change(list, &entry, added, &by, peer).await {
-        Ok(b) => Json(b).into_response(),
-        Err(r) => r,
-    }
+    let list = parse_list(&list).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "{list:?} cannot be changed: blacklist, relays, crossfeeds, registrations, bans"
+        ))
+    })?;
+    let body = admin.change(list, &entry, added, &by, peer).await?;
+    Ok(Json(body).into_response())
 }

@@ -23,13 +23,13 @@
 //! - **The server list**: `registrations` and `bans` ([`listing`]): show, approve,
 //!   remove and ban self-registered servers.
 //!
-//! Files: [`control`] (the state: tokens, lists, changes), [`auth`] (the layer that
-//! authenticates every admin route), [`show`] and [`change`] (the handlers),
-//! [`listing`] (the server list's).
+//! Files: [`crate::http::admin_state`] (the state: tokens, lists, changes; beside this
+//! module, since `http::state` holds it and these handlers read `http::state`),
+//! [`auth`] (the layer that authenticates every admin route), [`show`] and [`change`]
+//! (the handlers), [`listing`] (the server list's).
 
 pub mod auth;
 pub mod change;
-pub mod control;
 pub mod listing;
 pub mod show;
 
@@ -40,7 +40,7 @@ use std::sync::Arc;
 
 /// The admin routes behind [`auth::require_admin`] (every path answers 404 while the
 /// API is off).
-pub fn routes(admin: Arc<control::Admin>) -> Router<AppState> {
+pub fn routes(admin: Arc<crate::http::admin_state::Admin>) -> Router<AppState> {
     Router::new()
         .route("/api/admin/{list}", get(show::show).post(change::add))
         .route("/api/admin/{list}/{*entry}", delete(change::delete))

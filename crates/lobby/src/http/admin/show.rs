@@ -1,7 +1,8 @@
 //! fgms's `show TOPIC`: `GET /api/admin/{topic}`.
 
+use crate::http::admin_state::Admin;
 use crate::http::counters::stats_json;
-use crate::http::reply::{error, not_running};
+use crate::http::reply::{error, ApiError};
 use crate::http::snapshot::wall_clock;
 use crate::http::state::AppState;
 use api::admin::{TrackerBody, UptimeBody, User, UsersBody, VersionBody};
@@ -31,21 +32,24 @@ use std::time::{Instant, UNIX_EPOCH};
 pub async fn show(
     State(s): State<AppState>,
     topic: Result<Path<String>, PathRejection>,
-) -> Response {
-    let Some(admin) = &s.admin else {
-        return not_running("admin API");
-    };
-    let Path(topic) = match topic {
-        Ok(t) => t,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
-    };
+) -> Result<Response, ApiError> {
+    let admin = s
+        .admin
+        .as_ref()
+        .ok_or_else(|| ApiError::not_running("admin API"))?;
+    let Path(topic) = topic?;
     if let Some(r) = super::listing::show(&s, &topic) {
-        return r;
+        return Ok(r);
     }
+    Ok(topic_body(&s, admin, &topic))
+}
+
+/// The body of `topic` (not a listing's), or the answer why not.
+fn topic_body(s: &AppState, admin: &Admin, topic: &str) -> Response {
     let src = &s.sources;
     let no_relay = || error(StatusCode::NOT_FOUND, "no relay runs in this process");
-    match topic.as_str() {
-        "stats" => Json(stats_json(&s)).into_response(),
+    match topic {
+        "stats" => Json(stats_json(s)).into_response(),
         "settings" => {
             let parts = [
                 ("relay", src.relay.is_some()),
@@ -79,7 +83,7 @@ pub async fn show(
         }
         "whitelist" | "blacklist" | "relays" | "relay" | "crossfeeds" | "crossfeed" => {
             let links = s.publisher.links_now();
-            match admin.list_body(&topic, &links) {
+            match admin.list_body(topic, &links) {
                 Some(b) => Json(b).into_response(),
                 None => no_relay(),
             }

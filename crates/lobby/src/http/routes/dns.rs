@@ -2,7 +2,7 @@
 //! `mpservers.xml` (the published relays, at `/mpservers.xml` and
 //! `/mpstatus/mpservers.xml`).
 
-use crate::http::reply::not_running;
+use crate::http::reply::ApiError;
 use crate::http::state::AppState;
 use api::dns::DnsBody;
 use api::ErrorBody;
@@ -27,12 +27,13 @@ pub fn routes() -> Router<AppState> {
         (status = 200, description = "the zone's records", body = DnsBody),
         (status = 404, description = "no directory runs in this process", body = ErrorBody),
     ))]
-pub async fn dns(State(s): State<AppState>) -> Response {
+pub async fn dns(State(s): State<AppState>) -> Result<Json<DnsBody>, ApiError> {
     let snap = s.publisher.current().await;
-    match &snap.dns {
-        Some(d) => Json(d.clone()).into_response(),
-        None => not_running("dns"),
-    }
+    let d = snap
+        .dns
+        .as_ref()
+        .ok_or_else(|| ApiError::not_running("dns"))?;
+    Ok(Json(d.clone()))
 }
 
 async fn mpservers(State(s): State<AppState>) -> Response {

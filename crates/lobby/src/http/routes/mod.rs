@@ -1,5 +1,6 @@
-//! The HTTP routes, one module per resource; each handler is documented in the
-//! OpenAPI document (`crate::http::openapi`) by the attribute above it.
+//! The HTTP routes, one module per resource; each handler is documented by the
+//! `#[utoipa::path]` attribute above it (its query parameters by their struct's
+//! `IntoParams`), which the OpenAPI document collects.
 
 pub mod airports;
 pub mod dns;
@@ -23,8 +24,7 @@ pub fn router(state: AppState) -> Router {
         .merge(flights::routes())
         .merge(airports::routes())
         .merge(ops::routes())
-        .merge(web::routes())
-        .merge(crate::http::openapi::routes());
+        .merge(web::routes());
     if let Some(admin) = state.admin.clone() {
         r = r.merge(crate::http::admin::routes(admin));
     }

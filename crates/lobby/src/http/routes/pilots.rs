@@ -3,7 +3,7 @@
 //! event with each second's new chat lines); `GET /api/chat` and `GET /api/atc`.
 
 use crate::http::conn::Streaming;
-use crate::http::reply::{error, json_text, not_running, parsed};
+use crate::http::reply::{json_text, ApiError, Params};
 use crate::http::snapshot::StreamUpdate;
 use crate::http::state::AppState;
 use api::atc::AtcBody;
@@ -11,15 +11,13 @@ use api::chat::{ChatBody, ChatFilter};
 use api::pilots::{PilotFilter, PilotsBody};
 use api::stream::Update;
 use api::ErrorBody;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Json, Router};
 use lifecycle::lock;
-use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,12 +37,7 @@ pub fn routes() -> Router<AppState> {
 
 /// The recent chat of the relay's pilots, each line once.
 #[utoipa::path(get, path = "/api/chat", tag = "relay",
-    params(
-        ("callsign" = Option<String>, Query, description = "only this callsign (exact)"),
-        ("near" = Option<String>, Query, description = "lat,lon,nm: only lines sent within nm nautical miles of the point"),
-        ("since" = Option<u64>, Query, description = "only lines with a greater id"),
-        ("limit" = Option<usize>, Query, description = "at most this many lines, the most recent (1-1000, default 100)"),
-    ),
+    params(ChatFilter),
     responses(
         (status = 200, description = "the lines, oldest first", body = ChatBody),
         (status = 400, description = "a bad parameter", body = ErrorBody),
@@ -52,18 +45,14 @@ pub fn routes() -> Router<AppState> {
     ))]
 pub async fn chat(
     State(s): State<AppState>,
-    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
-) -> Response {
-    let filter = match parsed(q, ChatFilter::parse) {
-        Ok(f) => f,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
-    };
+    Params(filter): Params<ChatFilter>,
+) -> Result<Json<ChatBody>, ApiError> {
     if !s.publisher.has_relay() {
-        return not_running("relay");
+        return Err(ApiError::not_running("relay"));
     }
     let snap = s.publisher.current().await; // takes in what was said since the last
     let body = lock(&s.publisher.chat).body(&filter, snap.clock.now_secs());
-    Json(body).into_response()
+    Ok(Json(body))
 }
 
 /// The ATC stations among the relay's pilots (fgms's rule: a callsign ending `_DL`,
@@ -73,24 +62,21 @@ pub async fn chat(
         (status = 200, description = "the stations", body = AtcBody),
         (status = 404, description = "no relay runs in this process", body = ErrorBody),
     ))]
-pub async fn atc(State(s): State<AppState>) -> Response {
+pub async fn atc(State(s): State<AppState>) -> Result<Json<AtcBody>, ApiError> {
     let snap = s.publisher.current().await;
-    let Some(all) = &snap.pilots else {
-        return not_running("relay");
-    };
-    Json(AtcBody {
+    let all = snap
+        .pilots
+        .as_ref()
+        .ok_or_else(|| ApiError::not_running("relay"))?;
+    Ok(Json(AtcBody {
         generated_at: snap.clock.now_secs(),
         stations: api::atc::stations(all),
-    })
-    .into_response()
+    }))
 }
 
 /// Every pilot the relay knows.
 #[utoipa::path(get, path = "/api/pilots", tag = "relay",
-    params(
-        ("callsign" = Option<String>, Query, description = "only this callsign (exact)"),
-        ("near" = Option<String>, Query, description = "lat,lon,nm: only pilots within nm nautical miles of the point"),
-    ),
+    params(PilotFilter),
     responses(
         (status = 200, description = "the pilots", body = PilotsBody),
         (status = 400, description = "a bad parameter", body = ErrorBody),
@@ -98,25 +84,22 @@ pub async fn atc(State(s): State<AppState>) -> Response {
     ))]
 pub async fn pilots(
     State(s): State<AppState>,
-    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
-) -> Response {
-    let filter = match parsed(q, PilotFilter::parse) {
-        Ok(f) => f,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
-    };
+    Params(filter): Params<PilotFilter>,
+) -> Result<Response, ApiError> {
     let snap = s.publisher.current().await;
-    let Some(all) = &snap.pilots else {
-        return not_running("relay");
-    };
+    let all = snap
+        .pilots
+        .as_ref()
+        .ok_or_else(|| ApiError::not_running("relay"))?;
     if filter.is_empty() {
-        return json_text(snap.pilots_json().to_string());
+        return Ok(json_text(snap.pilots_json().to_string()));
     }
-    Json(PilotsBody {
+    Ok(Json(PilotsBody {
         generated_at: snap.clock.now_secs(),
         online: all.len(),
         pilots: all.iter().filter(|p| filter.keeps(p)).cloned().collect(),
     })
-    .into_response()
+    .into_response())
 }
 
 /// The pilot stream: a `snapshot` event, then one `update` per second with changes.
@@ -130,10 +113,10 @@ pub async fn pilots_stream(
     State(s): State<AppState>,
     conn: Option<Extension<Streaming>>,
     peer: Option<Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
-) -> Response {
+) -> Result<Response, ApiError> {
     let p = &s.publisher;
     if !p.has_relay() {
-        return not_running("relay");
+        return Err(ApiError::not_running("relay"));
     }
     let ip = peer.map_or(std::net::Ipv4Addr::LOCALHOST.into(), |c| c.0 .0.ip());
     // Subscribed before the snapshot is read: no update between the two is missed.
@@ -144,7 +127,7 @@ pub async fn pilots_stream(
                 udp::Refusal::Total => "too many pilot streams open; retry later",
                 udp::Refusal::PerSource => "too many pilot streams from this address; retry later",
             };
-            return error(StatusCode::SERVICE_UNAVAILABLE, what);
+            return Err(ApiError::new(StatusCode::SERVICE_UNAVAILABLE, what));
         }
     };
     let snap = p.current().await;
@@ -197,9 +180,9 @@ pub async fn pilots_stream(
             }
         }
     });
-    Sse::new(stream)
+    Ok(Sse::new(stream)
         .keep_alive(KeepAlive::new().interval(KEEP_ALIVE).text("keep-alive"))
-        .into_response()
+        .into_response())
 }
 
 struct StreamState {

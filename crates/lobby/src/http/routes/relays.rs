@@ -3,7 +3,6 @@
 use crate::http::state::AppState;
 use api::relays::RelaysBody;
 use axum::extract::State;
-use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
 
@@ -15,7 +14,7 @@ pub fn routes() -> Router<AppState> {
 /// Relay links and the directory's published relays.
 #[utoipa::path(get, path = "/api/relays", tag = "relay",
     responses((status = 200, description = "links and published relays", body = RelaysBody)))]
-pub async fn relays(State(s): State<AppState>) -> Response {
+pub async fn relays(State(s): State<AppState>) -> Json<RelaysBody> {
     let snap = s.publisher.current().await;
-    Json(snap.relays.clone()).into_response()
+    Json(snap.relays.clone())
 }

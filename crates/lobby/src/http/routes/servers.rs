@@ -2,19 +2,18 @@
 //! (`GET /v1/servers/<gamedir>` and `GET /v1/gamedirs`, plain text, as FWGS/server-list
 //! publishes them) and `GET /api/servers` (JSON, filtered).
 
-use crate::http::reply::{error, not_running, parsed};
+use crate::http::reply::{ApiError, Params};
 use crate::http::state::AppState;
 use api::servers::{
     HeatmapsBody, RegisterBody, RegisterRequest, ServerDetails, ServerFilter, ServersBody,
 };
 use api::ErrorBody;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Json, Router};
-use std::collections::BTreeMap;
 
 /// The routes of this file.
 pub fn routes() -> Router<AppState> {
@@ -69,20 +68,17 @@ async fn gamedirs(State(s): State<AppState>, req: HeaderMap) -> Response {
 pub async fn register(
     State(s): State<AppState>,
     peer: Option<axum::Extension<axum::extract::ConnectInfo<std::net::SocketAddr>>>,
-    body: Result<Json<RegisterRequest>, axum::extract::rejection::JsonRejection>,
-) -> Response {
+    body: Result<Json<RegisterRequest>, JsonRejection>,
+) -> Result<impl IntoResponse, ApiError> {
     use serverlist::registration::Refused;
     let (Some(m), Some(list)) = (&s.sources.master, &s.sources.list) else {
-        return not_running("master");
+        return Err(ApiError::not_running("master"));
     };
-    let Json(req) = match body {
-        Ok(b) => b,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e.body_text()),
-    };
+    let Json(req) = body?;
     let from = peer.map_or(std::net::Ipv4Addr::LOCALHOST.into(), |p| p.0 .0.ip());
     let elsewhere = |g: &str, a| serverlist::beside_master::refuses(m, g, a);
     match list.register(from, &req.address, &req.gamedir, &req.contact, elsewhere) {
-        Ok(p) => (
+        Ok(p) => Ok((
             StatusCode::ACCEPTED,
             Json(RegisterBody {
                 token: p.token,
@@ -91,9 +87,8 @@ pub async fn register(
                 expires_at: p.expires,
                 check_every: serverlist::registration::CHECK_EVERY,
             }),
-        )
-            .into_response(),
-        Err(None) => error(StatusCode::NOT_FOUND, "registration is off on this list"),
+        )),
+        Err(None) => Err(ApiError::not_found("registration is off on this list")),
         Err(Some(r)) => {
             let code = match r {
                 Refused::Invalid(_) => StatusCode::BAD_REQUEST,
@@ -101,7 +96,7 @@ pub async fn register(
                 Refused::Exists(_) => StatusCode::CONFLICT,
                 Refused::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
             };
-            error(code, r.to_string())
+            Err(ApiError::new(code, r.to_string()))
         }
     }
 }
@@ -114,26 +109,24 @@ pub async fn register(
         (status = 404, description = "not a listed server, or no master runs here", body = ErrorBody),
         (status = 503, description = "the master is asking as many servers as it may; retry", body = ErrorBody),
     ))]
-pub async fn details(State(s): State<AppState>, Path(addr): Path<String>) -> Response {
-    let Some(m) = &s.sources.master else {
-        return not_running("master");
-    };
+pub async fn details(
+    State(s): State<AppState>,
+    Path(addr): Path<String>,
+) -> Result<Response, ApiError> {
+    let m = s.sources.master.as_ref();
+    let m = m.ok_or_else(|| ApiError::not_running("master"))?;
     let now = udp::time::unix_secs();
     let kind = addr.parse().ok().and_then(|a| {
         serverlist::beside_master::listed_kind(m, s.sources.list.as_deref(), a, now).map(|k| (a, k))
     });
-    let Some((a, kind)) = kind else {
-        return error(
-            StatusCode::NOT_FOUND,
-            format!("{addr:?} is not a listed server"),
-        );
-    };
+    let (a, kind) =
+        kind.ok_or_else(|| ApiError::not_found(format!("{addr:?} is not a listed server")))?;
     match s.details.get(a, kind, now).await {
-        Some(d) => Json(&*d).into_response(),
-        None => error(
+        Some(d) => Ok(Json(&*d).into_response()),
+        None => Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "the master is asking as many servers as it may; retry",
-        ),
+        )),
     }
 }
 
@@ -143,30 +136,20 @@ pub async fn details(State(s): State<AppState>, Path(addr): Path<String>) -> Res
         (status = 200, description = "the heat maps", body = HeatmapsBody),
         (status = 404, description = "no master runs here", body = ErrorBody),
     ))]
-pub async fn heatmaps(State(s): State<AppState>) -> Response {
-    let Some(l) = &s.sources.list else {
-        return not_running("master");
-    };
+pub async fn heatmaps(State(s): State<AppState>) -> Result<Response, ApiError> {
+    let l = s.sources.list.as_ref();
+    let l = l.ok_or_else(|| ApiError::not_running("master"))?;
     // Cached for a minute, or a sample interval when shorter.
     let max_age = lifecycle::lock(&l.options).sample_every.as_secs().min(60) as i64;
-    Json(
-        &*s.details
-            .heatmaps(&l.catalog, udp::time::unix_secs(), max_age),
-    )
-    .into_response()
+    let maps = s
+        .details
+        .heatmaps(&l.catalog, udp::time::unix_secs(), max_age);
+    Ok(Json(&*maps).into_response())
 }
 
 /// The master's live servers.
 #[utoipa::path(get, path = "/api/servers", tag = "master",
-    params(
-        ("gamedir" = Option<String>, Query, description = "game directory, exact"),
-        ("map" = Option<String>, Query, description = "map, exact"),
-        ("nat" = Option<u8>, Query, description = "0 or 1"),
-        ("full" = Option<u8>, Query, description = "0: not full; 1: full only"),
-        ("empty" = Option<u8>, Query, description = "0: not empty; 1: empty only"),
-        ("password" = Option<u8>, Query, description = "0 or 1"),
-        ("dedicated" = Option<u8>, Query, description = "0 or 1"),
-    ),
+    params(ServerFilter),
     responses(
         (status = 200, description = "the servers", body = ServersBody),
         (status = 400, description = "a bad parameter", body = ErrorBody),
@@ -174,20 +157,15 @@ pub async fn heatmaps(State(s): State<AppState>) -> Response {
     ))]
 pub async fn servers(
     State(s): State<AppState>,
-    q: Result<Query<BTreeMap<String, String>>, QueryRejection>,
-) -> Response {
-    let filter = match parsed(q, ServerFilter::parse) {
-        Ok(f) => f,
-        Err(e) => return error(StatusCode::BAD_REQUEST, e),
-    };
+    Params(filter): Params<ServerFilter>,
+) -> Result<Json<ServersBody>, ApiError> {
     let snap = s.publisher.current().await;
-    let Some(all) = snap.servers() else {
-        return not_running("master");
-    };
-    Json(ServersBody {
+    let all = snap
+        .servers()
+        .ok_or_else(|| ApiError::not_running("master"))?;
+    Ok(Json(ServersBody {
         generated_at: snap.clock.now_secs(),
         total: all.len(),
         servers: all.iter().filter(|s| filter.keeps(s)).cloned().collect(),
-    })
-    .into_response()
+    }))
 }

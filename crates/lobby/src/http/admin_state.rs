@@ -1,8 +1,9 @@
 //! The admin API's state: who may use it (tokens, allowed sources), the lists in
 //! force (the configuration file with the run-time changes over it, saved in the
-//! state file) and how a change is checked, saved and applied.
+//! state file) and how a change is checked, saved and applied. The handlers are
+//! `http::admin`'s; this state is held by `http::state`, which they read.
 
-use crate::http::reply::error;
+use crate::http::reply::{error, ApiError};
 use crate::services::relay::RelayControl;
 use anyhow::Result;
 use api::admin::{ChangeBody, DeletedEntry, ListBody, ListEntry};
@@ -262,7 +263,6 @@ impl Admin {
     /// Adds or deletes `entry` of `list`: checked, saved, applied, logged. The work
     /// runs in a task of its own that holds the gate, so a client that goes away or
     /// a request timeout cannot stop a change between its save and its application.
-    #[allow(clippy::result_large_err)] // the refusal is the handler's answer, sent at once
     pub async fn change(
         self: &Arc<Self>,
         list: List,
@@ -270,22 +270,19 @@ impl Admin {
         added: bool,
         by: &str,
         peer: Option<SocketAddr>,
-    ) -> Result<ChangeBody, Response> {
+    ) -> Result<ChangeBody, ApiError> {
         let entry = entry.trim();
-        check_entry(list, entry).map_err(|e| error(StatusCode::BAD_REQUEST, e))?;
+        check_entry(list, entry).map_err(ApiError::bad_request)?;
         let entry = canonical(list, entry);
         let Some((_, tasks)) = self.relay.get() else {
-            return Err(error(
-                StatusCode::NOT_FOUND,
-                "no relay runs in this process",
-            ));
+            return Err(ApiError::not_running("relay"));
         };
         let (this, by) = (self.clone(), by.to_string());
         tasks
             .spawn(async move { this.change_now(list, entry, added, by, peer).await })
             .await
             .unwrap_or_else(|e| {
-                Err(error(
+                Err(ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("the change failed: {e}"),
                 ))
@@ -299,13 +296,10 @@ impl Admin {
         added: bool,
         by: String,
         peer: Option<SocketAddr>,
-    ) -> Result<ChangeBody, Response> {
+    ) -> Result<ChangeBody, ApiError> {
         let (entry, by) = (entry.as_str(), by.as_str());
         let Some((relay, _)) = self.relay.get() else {
-            return Err(error(
-                StatusCode::NOT_FOUND,
-                "no relay runs in this process",
-            ));
+            return Err(ApiError::not_running("relay"));
         };
         let _gate = self.gate.lock().await;
         if !added {
@@ -316,7 +310,7 @@ impl Admin {
                 .iter()
                 .any(|e| e == entry)
             {
-                return Err(error(
+                return Err(ApiError::new(
                     StatusCode::NOT_FOUND,
                     format!("{entry} is not in the {} list in force", list.name()),
                 ));
@@ -336,7 +330,7 @@ impl Admin {
             let outcome = o.record(change, file_list(&l.file, list));
             let max = l.file.admin.max_changes;
             if o.changes.len() > max {
-                return Err(error(
+                return Err(ApiError::new(
                     StatusCode::CONFLICT,
                     format!("{max} run-time changes are held already ([admin] max_changes): write them into the configuration file, stop lobby and remove the state file"),
                 ));
@@ -344,8 +338,8 @@ impl Admin {
             let effective = overlaid(&l.file, &o);
             (o, outcome, effective)
         };
-        let (cfg, peers) = relay_config(&effective)
-            .map_err(|e| error(StatusCode::BAD_REQUEST, format!("{e:#}")))?;
+        let (cfg, peers) =
+            relay_config(&effective).map_err(|e| ApiError::bad_request(format!("{e:#}")))?;
         let state_file = lock(&self.lists).state_file.clone();
         if let Some(path) = state_file {
             let (file, text) = (path.display().to_string(), overlay.to_json());
@@ -357,7 +351,7 @@ impl Admin {
             if let Err(e) = saved {
                 self.stats.save_failures.fetch_add(1, Relaxed);
                 tracing::error!(%file, error = %e, "admin change not made: the state file cannot be written");
-                return Err(error(
+                return Err(ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     format!("the change was not made: cannot save the admin state file: {e}"),
                 ));
