@@ -30,6 +30,29 @@ pub struct SavedState {
     pub registrations: Option<serde_json::Value>,
 }
 
+/// Why a state file's text cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// Not the JSON of a state (starting empty would silently lose the list the
+    /// file was kept for).
+    #[error("is corrupt (move it aside to start with an empty list): {0}")]
+    Corrupt(#[from] serde_json::Error),
+    /// Written by a lobby of another format.
+    #[error("has version {0}, this lobby reads version {STATE_VERSION}")]
+    Version(u32),
+}
+
+impl SavedState {
+    /// The state a state file's text holds, checked for its version.
+    pub fn from_json(text: &str) -> Result<SavedState, StateError> {
+        let s: SavedState = serde_json::from_str(text)?;
+        if s.version != STATE_VERSION {
+            return Err(StateError::Version(s.version));
+        }
+        Ok(s)
+    }
+}
+
 mod nets {
     use ipnet::IpNet;
     use serde::{de::Error, Deserialize, Deserializer, Serializer};
@@ -81,4 +104,27 @@ pub struct SavedServer {
     pub region: u8,
     /// Filter flag bits.
     pub flags: u8,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_state_is_read_back_and_bad_texts_say_why() {
+        let s = SavedState {
+            version: STATE_VERSION,
+            bans: vec!["192.0.2.0/24".parse().unwrap()],
+            ..SavedState::default()
+        };
+        let text = serde_json::to_string(&s).unwrap();
+        assert_eq!(SavedState::from_json(&text).unwrap(), s);
+        let e = SavedState::from_json("{not json").unwrap_err();
+        assert!(matches!(e, StateError::Corrupt(_)), "{e}");
+        assert!(e.to_string().contains("corrupt"), "{e}");
+        let old = text.replacen("\"version\":1", "\"version\":7", 1);
+        let e = SavedState::from_json(&old).unwrap_err();
+        assert!(matches!(e, StateError::Version(7)), "{e}");
+        assert_eq!(e.to_string(), "has version 7, this lobby reads version 1");
+    }
 }

@@ -9,6 +9,7 @@
 pub mod config;
 pub mod engine;
 pub mod expiry;
+pub mod feed;
 pub mod peers;
 pub mod sessions;
 pub mod spatial;

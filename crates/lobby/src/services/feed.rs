@@ -9,7 +9,8 @@
 //! ([`flightlog::share::SessionShare`]; the rest counted as shed).
 
 use lifecycle::{lock, Stop};
-use relay::{Engine, LocalPosition, SessionEvent};
+pub use relay::feed::{fix, session, unix_at, Batch, PilotFix, Session};
+use relay::Engine;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -23,107 +24,6 @@ pub const POSITIONS_EVERY: Duration = Duration::from_secs(10);
 const SESSION_LOG: usize = 100_000;
 /// Batches a subscriber may have waiting.
 pub const SUBSCRIBER_BACKLOG: usize = 64;
-
-/// A session began or ended.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Session {
-    /// True: began; false: ended.
-    pub began: bool,
-    /// Callsign.
-    pub callsign: String,
-    /// Model path as sent.
-    pub model: String,
-    /// When, Unix seconds.
-    pub at: i64,
-    /// Its source (an IPv4 address or IPv6 /64) when it began.
-    pub source: Option<String>,
-}
-
-/// Where a local pilot is.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PilotFix {
-    /// Callsign.
-    pub callsign: String,
-    /// Model path as sent.
-    pub model: String,
-    /// Degrees north.
-    pub lat: f64,
-    /// Degrees east.
-    pub lon: f64,
-    /// Feet.
-    pub alt_ft: f64,
-    /// Degrees true.
-    pub heading: f64,
-    /// Degrees, nose up.
-    pub pitch: f64,
-    /// Degrees, right wing down.
-    pub roll: f64,
-    /// Its last datagram, Unix seconds.
-    pub at: i64,
-}
-
-/// One take.
-#[derive(Debug, Default, PartialEq)]
-pub struct Batch {
-    /// Sessions that began or ended, oldest first.
-    pub sessions: Vec<Session>,
-    /// Every local pilot's position, on the 10 s takes.
-    pub positions: Option<Vec<PilotFix>>,
-}
-
-/// Unix seconds of `at`, given the wall clock and the monotonic clock read together.
-pub fn unix_at(at: Instant, now: Instant, unix_now: f64) -> i64 {
-    let ago = now.saturating_duration_since(at).as_secs_f64();
-    (unix_now - ago).floor() as i64
-}
-
-/// The session of one engine event.
-pub fn session(e: &SessionEvent, now: Instant, unix: f64) -> Session {
-    match e {
-        SessionEvent::Began {
-            callsign,
-            model,
-            at,
-            addr,
-        } => Session {
-            began: true,
-            callsign: callsign.to_string(),
-            model: model.clone(),
-            at: unix_at(*at, now, unix),
-            source: Some(sansio::source_key(addr.ip()).to_string()),
-        },
-        SessionEvent::Ended {
-            callsign,
-            model,
-            at,
-            ..
-        } => Session {
-            began: false,
-            callsign: callsign.to_string(),
-            model: model.clone(),
-            at: unix_at(*at, now, unix),
-            source: None,
-        },
-    }
-}
-
-/// The fix of one local pilot: geodetic position, and heading/pitch/roll from its
-/// own orientation (fgms used the previous position's frame: a bug not copied).
-pub fn fix(p: &LocalPosition, now: Instant, unix: f64) -> PilotFix {
-    let g = fgmp::geo::from_ecef(p.position);
-    let a = fgmp::attitude::attitude(p.position, p.orientation);
-    PilotFix {
-        callsign: p.callsign.to_string(),
-        model: p.model.clone(),
-        lat: g.lat_deg,
-        lon: g.lon_deg,
-        alt_ft: g.alt_m * fgmp::geo::FEET_PER_METRE,
-        heading: a.heading_deg,
-        pitch: a.pitch_deg,
-        roll: a.roll_deg,
-        at: unix_at(p.seen, now, unix),
-    }
-}
 
 /// Takes from `engine` until the stop signal and hands the batches to `subscribers`.
 pub async fn run(

@@ -3,12 +3,12 @@
 pub mod list;
 
 use crate::udp_worker::{self, Replies, Workers};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use lifecycle::{lock, Stop, Supervisor};
-use master::state::{SavedState, STATE_VERSION};
+use master::state::SavedState;
 use master::{Engine, Stats};
+use rand::RngCore;
 use serverlist::names::{poll_loop, NameBook, Names};
-use std::io::Read;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,36 +18,21 @@ use tokio::sync::Notify;
 /// 32 random bytes for the challenge key, from the kernel.
 pub fn random_secret() -> Result<[u8; 32]> {
     let mut s = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut s))
-        .context("cannot read /dev/urandom for the challenge secret")?;
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut s)
+        .context("cannot read the kernel's random bytes for the challenge secret")?;
     Ok(s)
 }
 
-/// Reads a state file; a missing file is an empty state, a corrupt one an error
-/// (starting empty would silently lose the list the file was kept for).
+/// Reads a state file ([`SavedState::from_json`]); a missing file is an empty state,
+/// a corrupt one an error.
 pub fn load_state(path: &Path) -> Result<SavedState> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SavedState::default()),
-        Err(e) => {
-            return Err(e).with_context(|| format!("cannot read state file {}", path.display()))
-        }
-    };
-    let s: SavedState = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "state file {} is corrupt (move it aside to start with an empty list)",
-            path.display()
-        )
-    })?;
-    if s.version != STATE_VERSION {
-        bail!(
-            "state file {} has version {}, this lobby reads version {STATE_VERSION}",
-            path.display(),
-            s.version
-        );
+    match std::fs::read_to_string(path) {
+        Ok(text) => SavedState::from_json(&text)
+            .map_err(|e| anyhow::anyhow!("state file {} {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SavedState::default()),
+        Err(e) => Err(e).with_context(|| format!("cannot read state file {}", path.display())),
     }
-    Ok(s)
 }
 
 /// Writes the state atomically ([`udp::atomic_write`]: a temporary file of its own
@@ -268,6 +253,7 @@ async fn save_loop(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use master::state::STATE_VERSION;
 
     #[test]
     fn state_files_are_written_atomically_and_read_back() {
