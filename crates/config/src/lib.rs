@@ -2,7 +2,8 @@
 //! default, unknown keys rejected with the key named), an existing fgms.conf read
 //! into `[relay]`, the admin API's run-time overlay of the relay's lists, and the
 //! checked options each part is started with. Pure: no sockets and no clock (the
-//! master's `update_addr` is the one value resolved, when it is given as a name).
+//! master's `update_addr`, the one value resolved when it is a name, is resolved by
+//! the lookup the caller passes).
 //! It depends on no part: the parts depend on it.
 
 use anyhow::{bail, Context, Result};
@@ -124,6 +125,12 @@ pub fn parse_seconds(text: &str, max: f64) -> Result<f64, String> {
 mod tests {
     use super::*;
 
+    /// IP literals only: the tests resolve no name.
+    fn literal(v: &str) -> std::io::Result<SocketAddr> {
+        v.parse()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    }
+
     #[test]
     fn embedded_default_parses_and_listens_on_loopback() {
         let f = parse(EMBEDDED_DEFAULT, "embedded").unwrap();
@@ -140,7 +147,7 @@ mod tests {
             "x",
         )
         .unwrap();
-        let c = f.master.engine_config().unwrap();
+        let c = f.master.engine_config(&literal).unwrap();
         assert_eq!(c.admins.len(), 1);
         assert_eq!(c.page_size, 1400);
         assert_eq!(c.server_ttl, Duration::from_secs(900));
@@ -151,19 +158,19 @@ mod tests {
         let f = parse("[master]\nmin_server_version = \"new\"\n", "x").unwrap();
         assert!(f
             .master
-            .engine_config()
+            .engine_config(&literal)
             .unwrap_err()
             .to_string()
             .contains("min_server_version"));
         let f = parse("[master]\npage_size = 20\n", "x").unwrap();
         assert!(f
             .master
-            .engine_config()
+            .engine_config(&literal)
             .unwrap_err()
             .to_string()
             .contains("page_size"));
         let f = parse("[master]\nupdate_addr = \"[::1]:27010\"\n", "x").unwrap();
-        assert!(f.master.engine_config().is_err());
+        assert!(f.master.engine_config(&literal).is_err());
         assert_eq!(c.admin_allow.len(), 2, "loopback by default");
         assert_eq!(c.scan_reply_bytes_per_sec, 65_536);
         let f = parse(
@@ -171,10 +178,10 @@ mod tests {
             "x",
         )
         .unwrap();
-        let c = f.master.engine_config().unwrap();
+        let c = f.master.engine_config(&literal).unwrap();
         assert!(c.admin_allow[1].contains(&"2001:db8::1".parse::<IpAddr>().unwrap()));
         let f = parse("[master]\nadmin_allow = [\"10.0.0.0/40\"]\n", "x").unwrap();
-        let e = format!("{:#}", f.master.engine_config().unwrap_err());
+        let e = format!("{:#}", f.master.engine_config(&literal).unwrap_err());
         assert!(e.contains("admin_allow"), "{e}");
     }
 

@@ -176,21 +176,25 @@ fn version(v: &str, key: &str) -> Result<xash::filter::Version> {
         .with_context(|| format!("master.{key} must look like 0.21 or 0.19.4, got {v:?}"))
 }
 
-fn opt_peer(v: &str) -> Result<Option<SocketAddr>> {
+/// How a `HOST:PORT` the configuration names becomes an address: the caller's
+/// lookup (`udp::addr::resolve` in the binary), so this crate opens no socket.
+pub type Resolve<'a> = &'a dyn Fn(&str) -> std::io::Result<SocketAddr>;
+
+fn opt_peer(v: &str, resolve: Resolve) -> Result<Option<SocketAddr>> {
     if v.is_empty() {
         return Ok(None);
     }
     if !v.contains(':') {
         bail!("cannot resolve {v:?} (expected HOST:PORT)");
     }
-    let addr =
-        udp::addr::resolve(v, 0).with_context(|| format!("expected HOST:PORT, got {v:?}"))?;
+    let addr = resolve(v).with_context(|| format!("expected HOST:PORT, got {v:?}"))?;
     Ok(Some(addr))
 }
 
 impl MasterSection {
-    /// The engine configuration (values checked, addresses resolved).
-    pub fn engine_config(&self) -> Result<master::Config> {
+    /// The engine configuration (values checked, `update_addr` and `update_addr6`
+    /// resolved by `resolve`).
+    pub fn engine_config(&self, resolve: Resolve) -> Result<master::Config> {
         let c = master::Config {
             server_ttl: msecs(self.server_ttl, "server_ttl")?,
             challenge_window: msecs(self.challenge_window, "challenge_window")?,
@@ -201,8 +205,8 @@ impl MasterSection {
             min_engine_buildnum: self.min_engine_buildnum,
             min_old_engine_buildnum: self.min_old_engine_buildnum,
             require_clver: self.require_clver,
-            update_addr_v4: opt_peer(&self.update_addr)?,
-            update_addr_v6: opt_peer(&self.update_addr6)?,
+            update_addr_v4: opt_peer(&self.update_addr, resolve)?,
+            update_addr_v6: opt_peer(&self.update_addr6, resolve)?,
             update_title: self.update_title.clone(),
             update_map: self.update_map.clone(),
             page_size: self.page_size,
