@@ -177,6 +177,7 @@ pub fn overlaid(f: &File, o: &Overlay) -> File {
     f
 }
 
+/// The file's own entries of `list`, without the overlay.
 pub fn file_list(f: &File, list: List) -> &[String] {
     match list {
         List::Blacklist => &f.relay.blacklist,

@@ -70,6 +70,7 @@ pub struct ServersArgs {
     /// SRV port + 1, fgms's convention).
     #[arg(long, value_name = "PORT", requires = "probe")]
     pub telnet_port: Option<u16>,
+    /// The DNS options (nameserver, timeout, JSON output).
     #[command(flatten)]
     pub dns: DnsOpts,
 }
@@ -97,6 +98,7 @@ pub struct TerrasyncArgs {
     /// Seed of the random pick, for reproducible choices (default: a fresh random seed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// The DNS options (nameserver, timeout, JSON output).
     #[command(flatten)]
     pub dns: DnsOpts,
 }
