@@ -76,7 +76,7 @@ impl AirportsQuery {
         };
         for (k, v) in q {
             match k.as_str() {
-                "bbox" => out.bbox = BBox::parse(v)?,
+                "bbox" => out.bbox = BBox::parse(v).map_err(|e| e.to_string())?,
                 "min" => {
                     out.min = Kind::parse(v).ok_or_else(|| {
                         format!("min: expected large, medium, small or seaplane, got {v:?}")

@@ -323,7 +323,7 @@ impl Admin {
         peer: Option<SocketAddr>,
     ) -> Result<ChangeBody, Response> {
         let entry = entry.trim();
-        check_entry(list, entry).map_err(|e| error(StatusCode::BAD_REQUEST, e))?;
+        check_entry(list, entry).map_err(|e| error(StatusCode::BAD_REQUEST, e.to_string()))?;
         let entry = canonical(list, entry);
         let Some((_, tasks)) = self.relay.get() else {
             return Err(error(
