@@ -39,7 +39,8 @@ fn no_log() -> Response {
     )
 }
 
-fn failed(e: anyhow::Error) -> Response {
+fn failed(e: impl Into<anyhow::Error>) -> Response {
+    let e = e.into();
     tracing::error!("flight log read failed: {e:#}");
     error(
         StatusCode::SERVICE_UNAVAILABLE,
