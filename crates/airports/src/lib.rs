@@ -511,9 +511,18 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("west,south,east,north"));
-        assert!(BBox::parse("a,2,3,4").unwrap_err().to_string().contains("\"a\""));
-        assert!(BBox::parse("0,95,1,96").unwrap_err().to_string().contains("latitudes"));
-        assert!(BBox::parse("0,10,1,5").unwrap_err().to_string().contains("south"));
+        assert!(BBox::parse("a,2,3,4")
+            .unwrap_err()
+            .to_string()
+            .contains("\"a\""));
+        assert!(BBox::parse("0,95,1,96")
+            .unwrap_err()
+            .to_string()
+            .contains("latitudes"));
+        assert!(BBox::parse("0,10,1,5")
+            .unwrap_err()
+            .to_string()
+            .contains("south"));
         assert!(BBox::parse("NaN,1,2,3").is_err());
     }
 

@@ -127,10 +127,7 @@ fn terrasync_failure(msg: &str, var: &str, env_set: bool) -> ExitCode {
 
 /// The NAPTR records of `query`, for the report and for the selection; an error
 /// when the lookup fails or holds no NAPTR record.
-async fn naptr_records(
-    dns: &Dns,
-    query: &str,
-) -> Result<(Vec<NaptrJson>, Vec<NaptrEntry>)> {
+async fn naptr_records(dns: &Dns, query: &str) -> Result<(Vec<NaptrJson>, Vec<NaptrEntry>)> {
     let lookup = dns
         .lookup(query, RecordType::NAPTR)
         .await

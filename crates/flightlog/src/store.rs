@@ -333,10 +333,7 @@ impl Store {
                 .await
                 .map_err(StoreError::Wal)?;
         }
-        MIGRATOR
-            .run(&pool)
-            .await
-            .map_err(StoreError::Migrate)?;
+        MIGRATOR.run(&pool).await.map_err(StoreError::Migrate)?;
         let read = if sqlite {
             AnyPoolOptions::new()
                 .max_connections(READ_CONNECTIONS)

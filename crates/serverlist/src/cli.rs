@@ -141,8 +141,7 @@ async fn probe(a: ProbeArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| a.output.join("state.json"));
     let mut catalog = Catalog::new();
-    catalog
-        .set_curated(&loaded.files)?;
+    catalog.set_curated(&loaded.files)?;
     match read_json(&state_path) {
         Ok(Some(v)) => {
             restore_state(&mut catalog, &v);

@@ -127,9 +127,7 @@ fn split_address(a: &str) -> Result<(String, u16), AddressError> {
         why,
     };
     let (host, port) = if let Some(rest) = a.strip_prefix('[') {
-        let (h, p) = rest
-            .split_once("]:")
-            .ok_or_else(|| bad(Why::NotV6Port))?;
+        let (h, p) = rest.split_once("]:").ok_or_else(|| bad(Why::NotV6Port))?;
         if h.parse::<std::net::Ipv6Addr>().is_err() {
             return Err(bad(Why::NotV6(h.to_string())));
         }

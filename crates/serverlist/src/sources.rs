@@ -4,10 +4,10 @@
 //! error is returned for the log); a file removed drops its gamedir; files whose name
 //! is not `<gamedir>.toml` are ignored.
 
+use crate::catalog::TooManyServers;
 use crate::curated::{self, gamedir_of, CuratedServer, MAX_FILE_BYTES};
 use std::collections::BTreeMap;
 use std::io::Read;
-use crate::catalog::TooManyServers;
 use std::path::{Path, PathBuf};
 
 /// The most `.toml` files read from one directory.
