@@ -136,7 +136,7 @@ impl Overlay {
 /// A saved overlay that does not read back: the JSON's own error.
 #[derive(Debug, thiserror::Error)]
 #[error("admin state: {0}")]
-pub struct OverlayError(#[from] pub serde_json::Error);
+pub struct OverlayError(pub serde_json::Error);
 
 /// Longest entry a change may carry.
 const MAX_ENTRY_LEN: usize = 256;
@@ -227,9 +227,9 @@ pub fn check_entry(list: List, entry: &str) -> Result<(), EntryError> {
             Err(_) => entry
                 .parse::<std::net::IpAddr>()
                 .map(|_| ())
-                .map_err(|source| EntryError::Net {
+                .map_err(|error| EntryError::Net {
                     entry: entry.to_string(),
-                    source,
+                    error,
                 }),
         },
         List::Relays | List::Crossfeeds => {
@@ -254,12 +254,12 @@ pub enum EntryError {
     #[error("entry {0:?} holds a space or a control character")]
     Blank(String),
     /// A blacklist entry that is neither a network nor an address.
-    #[error("invalid IP or CIDR {entry:?}: {source}")]
+    #[error("invalid IP or CIDR {entry:?}: {error}")]
     Net {
         /// The entry.
         entry: String,
-        /// Why it is not an address.
-        source: std::net::AddrParseError,
+        /// Why it is not an address (in the message, so not a `source`).
+        error: std::net::AddrParseError,
     },
     /// A relay or crossfeed entry that is not a peer's name.
     #[error(transparent)]

@@ -27,9 +27,9 @@ pub struct Loaded {
 
 /// Reads `dir`; `previous` is what the last reading kept.
 pub fn load_dir(dir: &Path, previous: &Files) -> Result<Loaded, SourcesError> {
-    let rd = std::fs::read_dir(dir).map_err(|source| SourcesError::Dir {
+    let rd = std::fs::read_dir(dir).map_err(|error| SourcesError::Dir {
         dir: dir.to_path_buf(),
-        source,
+        error,
     })?;
     let mut names: Vec<String> = rd
         .flatten()
@@ -92,12 +92,12 @@ fn read_capped(path: &Path) -> Result<String, FileError> {
 #[derive(Debug, thiserror::Error)]
 pub enum SourcesError {
     /// The directory cannot be listed.
-    #[error("cannot read the sources directory {}: {source}", dir.display())]
+    #[error("cannot read the sources directory {}: {error}", dir.display())]
     Dir {
         /// The directory.
         dir: PathBuf,
-        /// The system's error.
-        source: std::io::Error,
+        /// The system's error (in the message, so not a `source`).
+        error: std::io::Error,
     },
     /// More servers than the catalog holds.
     #[error(transparent)]
@@ -107,7 +107,7 @@ pub enum SourcesError {
 /// Why one file was not read (its copy from the last reading is kept).
 #[derive(Debug, thiserror::Error)]
 enum FileError {
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
     #[error("larger than {MAX_FILE_BYTES} bytes")]
     TooLarge,

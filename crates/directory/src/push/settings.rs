@@ -82,16 +82,16 @@ pub fn tsig_key(
     }
     let key = match base64::engine::general_purpose::STANDARD.decode(secret.trim()) {
         Ok(k) => k,
-        Err(source) => return Err(SettingError::Base64 { what, source }),
+        Err(error) => return Err(SettingError::Base64 { what, error }),
     };
     if key.is_empty() {
         return Err(SettingError::EmptyKey(what));
     }
     let name = match Name::from_str(name) {
         Ok(n) => n,
-        Err(source) => return Err(SettingError::KeyName { what, source }),
+        Err(error) => return Err(SettingError::KeyName { what, error }),
     };
-    TSigner::new(key, alg, name, 300).map_err(|source| SettingError::Signer { what, source })
+    TSigner::new(key, alg, name, 300).map_err(|error| SettingError::Signer { what, error })
 }
 
 /// Why a `[dns]` push or TSIG setting was refused; the message names the setting.
@@ -125,31 +125,31 @@ pub enum SettingError {
         key: String,
     },
     /// A secret that is not base64.
-    #[error("dns.{what}_secret must be base64: {source}")]
+    #[error("dns.{what}_secret must be base64: {error}")]
     Base64 {
         /// The key prefix.
         what: String,
-        /// The decoder's error.
-        source: base64::DecodeError,
+        /// The decoder's error (in the message, so not a `source`).
+        error: base64::DecodeError,
     },
     /// A secret that decodes to no bytes (the key prefix).
     #[error("dns.{0}_secret decodes to an empty key")]
     EmptyKey(String),
     /// A key name that is not a DNS name.
-    #[error("dns.{what}_key_name is not a DNS name: {source}")]
+    #[error("dns.{what}_key_name is not a DNS name: {error}")]
     KeyName {
         /// The key prefix.
         what: String,
         /// Why the name is not one.
-        source: hickory_proto::ProtoError,
+        error: hickory_proto::ProtoError,
     },
     /// The signer refused the key.
-    #[error("dns.{what}: {source}")]
+    #[error("dns.{what}: {error}")]
     Signer {
         /// The key prefix.
         what: String,
         /// Its error.
-        source: hickory_proto::dnssec::DnsSecError,
+        error: hickory_proto::dnssec::DnsSecError,
     },
 }
 
