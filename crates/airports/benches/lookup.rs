@@ -1,5 +1,8 @@
 //! The airport lookups the flight log and the map make: `cargo bench -p airports`.
 
+// criterion_group! defines a `pub fn` without a doc comment.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 
 fn lookups(c: &mut Criterion) {

@@ -87,6 +87,26 @@ pub struct Airport<'a> {
     pub name: &'a str,
 }
 
+/// Why [`BBox::parse`] refused its text; the message names what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BBoxError {
+    /// Not four comma-separated parts (the text given).
+    #[error("bbox: expected west,south,east,north, got {0:?}")]
+    Shape(String),
+    /// A part that is not a finite number (that part).
+    #[error("bbox: {0:?} is not a number")]
+    NotANumber(String),
+    /// West or east outside -180..180.
+    #[error("bbox: longitudes must be within -180..180")]
+    Longitude,
+    /// South or north outside -90..90.
+    #[error("bbox: latitudes must be within -90..90")]
+    Latitude,
+    /// South greater than north.
+    #[error("bbox: south is north of north")]
+    SouthOfNorth,
+}
+
 /// A rectangle of the map, degrees; `west > east` crosses the antimeridian.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BBox {
@@ -111,10 +131,10 @@ impl BBox {
 
     /// Parses `west,south,east,north` (the order of GeoJSON and OpenStreetMap),
     /// naming what is wrong.
-    pub fn parse(s: &str) -> Result<BBox, String> {
+    pub fn parse(s: &str) -> Result<BBox, BBoxError> {
         let v: Vec<&str> = s.split(',').collect();
         if v.len() != 4 {
-            return Err(format!("bbox: expected west,south,east,north, got {s:?}"));
+            return Err(BBoxError::Shape(s.to_string()));
         }
         let mut n = [0f64; 4];
         for (i, part) in v.iter().enumerate() {
@@ -123,7 +143,7 @@ impl BBox {
                 .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
-                .ok_or_else(|| format!("bbox: {part:?} is not a number"))?;
+                .ok_or_else(|| BBoxError::NotANumber(part.to_string()))?;
         }
         let b = BBox {
             west: n[0],
@@ -132,13 +152,13 @@ impl BBox {
             north: n[3],
         };
         if !(-180.0..=180.0).contains(&b.west) || !(-180.0..=180.0).contains(&b.east) {
-            return Err("bbox: longitudes must be within -180..180".into());
+            return Err(BBoxError::Longitude);
         }
         if !(-90.0..=90.0).contains(&b.south) || !(-90.0..=90.0).contains(&b.north) {
-            return Err("bbox: latitudes must be within -90..90".into());
+            return Err(BBoxError::Latitude);
         }
         if b.south > b.north {
-            return Err("bbox: south is north of north".into());
+            return Err(BBoxError::SouthOfNorth);
         }
         Ok(b)
     }
@@ -489,10 +509,20 @@ mod tests {
         );
         assert!(BBox::parse("1,2,3")
             .unwrap_err()
+            .to_string()
             .contains("west,south,east,north"));
-        assert!(BBox::parse("a,2,3,4").unwrap_err().contains("\"a\""));
-        assert!(BBox::parse("0,95,1,96").unwrap_err().contains("latitudes"));
-        assert!(BBox::parse("0,10,1,5").unwrap_err().contains("south"));
+        assert!(BBox::parse("a,2,3,4")
+            .unwrap_err()
+            .to_string()
+            .contains("\"a\""));
+        assert!(BBox::parse("0,95,1,96")
+            .unwrap_err()
+            .to_string()
+            .contains("latitudes"));
+        assert!(BBox::parse("0,10,1,5")
+            .unwrap_err()
+            .to_string()
+            .contains("south"));
         assert!(BBox::parse("NaN,1,2,3").is_err());
     }
 

@@ -4,6 +4,9 @@
 //! (`Engine::pilots_with_datagrams`), the decode into API pilots outside it, the chat
 //! log's look, the stream's diff and its JSON. `cargo bench -p api --bench snapshot`.
 
+// criterion_group! defines a `pub fn` without a doc comment.
+#![allow(missing_docs)]
+
 use api::chat::{ChatLimits, ChatLog};
 use api::stream::Sent;
 use api::Clock;

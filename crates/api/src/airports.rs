@@ -100,7 +100,7 @@ fn default_limit() -> usize {
 fn bbox<'de, D: Deserializer<'de>>(d: D) -> Result<BBox, D::Error> {
     let v = String::deserialize(d)?;
     // `BBox::parse` names the parameter itself; the path names it once already.
-    BBox::parse(&v).map_err(|e| D::Error::custom(e.trim_start_matches("bbox: ")))
+    BBox::parse(&v).map_err(|e| D::Error::custom(e.to_string().trim_start_matches("bbox: ")))
 }
 
 fn kind<'de, D: Deserializer<'de>>(d: D) -> Result<Kind, D::Error> {

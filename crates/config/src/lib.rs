@@ -31,7 +31,7 @@ pub use admin::AdminSection;
 pub use dns::{DirectorySection, DnsSection, DnsTcpLimits, DnsUdpBudget, RelayEntry, SceneryEntry};
 pub use history::{HistoryOptions, HistorySection};
 pub use http::{HttpSection, Limits};
-pub use master::{AdminEntry, MasterSection, ServerListOptions};
+pub use master::{AdminEntry, MasterSection, Resolve, ServerListOptions};
 pub use relay::{Kind, PeerName, PeerOptions, RelaySection, TelnetOptions, TrackerOptions};
 pub use sim::SimSection;
 pub use tracker::{AllowedRelay, TrackerRelay, TrackerSection};
@@ -112,13 +112,31 @@ pub fn seconds(v: f64, what: &str, max: f64) -> Result<Duration> {
 }
 
 /// [`seconds`] for clap's value parsers: parses the text first.
-pub fn parse_seconds(text: &str, max: f64) -> Result<f64, String> {
+pub fn parse_seconds(text: &str, max: f64) -> Result<f64, SecondsError> {
     let v: f64 = text
         .trim()
         .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    seconds(v, "the value", max).map_err(|e| e.to_string())?;
+        .map_err(|_| SecondsError::NotANumber(text.to_string()))?;
+    if seconds(v, "the value", max).is_err() {
+        return Err(SecondsError::OutOfRange { max, got: v });
+    }
     Ok(v)
+}
+
+/// Why [`parse_seconds`] refused its text.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SecondsError {
+    /// Not a number (the text).
+    #[error("{0:?} is not a number of seconds")]
+    NotANumber(String),
+    /// A number, but not above 0 and at most the maximum (as [`seconds`] words it).
+    #[error("the value must be a positive number of seconds (at most {max}), got {got}")]
+    OutOfRange {
+        /// The largest allowed.
+        max: f64,
+        /// The number given.
+        got: f64,
+    },
 }
 
 #[cfg(test)]
@@ -304,7 +322,12 @@ mod tests {
         assert!(parse_seconds("NaN", 3600.0).is_err());
         assert!(parse_seconds("x", 3600.0)
             .unwrap_err()
+            .to_string()
             .contains("not a number"));
+        assert_eq!(
+            parse_seconds("0", 3600.0).unwrap_err().to_string(),
+            seconds(0.0, "the value", 3600.0).unwrap_err().to_string()
+        );
         assert_eq!(parse_seconds(" 2.5", 3600.0).unwrap(), 2.5);
     }
 }

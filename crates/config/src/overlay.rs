@@ -128,10 +128,15 @@ impl Overlay {
     }
 
     /// Reads a saved overlay; an error names what is wrong.
-    pub fn from_json(text: &str) -> Result<Overlay, String> {
-        serde_json::from_str(text).map_err(|e| format!("admin state: {e}"))
+    pub fn from_json(text: &str) -> Result<Overlay, OverlayError> {
+        serde_json::from_str(text).map_err(OverlayError)
     }
 }
+
+/// A saved overlay that does not read back: the JSON's own error.
+#[derive(Debug, thiserror::Error)]
+#[error("admin state: {0}")]
+pub struct OverlayError(pub serde_json::Error);
 
 /// Longest entry a change may carry.
 const MAX_ENTRY_LEN: usize = 256;
@@ -177,6 +182,7 @@ pub fn overlaid(f: &File, o: &Overlay) -> File {
     f
 }
 
+/// The file's own entries of `list`, without the overlay.
 pub fn file_list(f: &File, list: List) -> &[String] {
     match list {
         List::Blacklist => &f.relay.blacklist,
@@ -207,28 +213,57 @@ pub fn parse_list(s: &str) -> Option<List> {
 }
 
 /// Whether `entry` is one the list can hold.
-pub fn check_entry(list: List, entry: &str) -> Result<(), String> {
+pub fn check_entry(list: List, entry: &str) -> Result<(), EntryError> {
     if entry.is_empty() || entry.len() > MAX_ENTRY_LEN {
-        return Err(format!("an entry is 1-{MAX_ENTRY_LEN} characters"));
+        return Err(EntryError::Length);
     }
     if entry.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!(
-            "entry {entry:?} holds a space or a control character"
-        ));
+        return Err(EntryError::Blank(entry.to_string()));
     }
     match list {
-        List::Blacklist => crate::net(entry).map(|_| ()).map_err(|e| format!("{e:#}")),
+        // What `crate::net` accepts: a network, or an address as its host network.
+        List::Blacklist => match entry.parse::<ipnet::IpNet>() {
+            Ok(_) => Ok(()),
+            Err(_) => entry
+                .parse::<std::net::IpAddr>()
+                .map(|_| ())
+                .map_err(|error| EntryError::Net {
+                    entry: entry.to_string(),
+                    error,
+                }),
+        },
         List::Relays | List::Crossfeeds => {
             let kind = if list == List::Relays {
                 crate::Kind::Relay
             } else {
                 crate::Kind::Crossfeed
             };
-            crate::PeerName::parse(entry, kind)
-                .map(|_| ())
-                .map_err(|e| format!("{e:#}"))
+            crate::PeerName::parse(entry, kind).map(|_| ())?;
+            Ok(())
         }
     }
+}
+
+/// Why [`check_entry`] refused an entry.
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    /// Empty or longer than the longest entry.
+    #[error("an entry is 1-{MAX_ENTRY_LEN} characters")]
+    Length,
+    /// Whitespace or a control character inside (the entry).
+    #[error("entry {0:?} holds a space or a control character")]
+    Blank(String),
+    /// A blacklist entry that is neither a network nor an address.
+    #[error("invalid IP or CIDR {entry:?}: {error}")]
+    Net {
+        /// The entry.
+        entry: String,
+        /// Why it is not an address (in the message, so not a `source`).
+        error: std::net::AddrParseError,
+    },
+    /// A relay or crossfeed entry that is not a peer's name.
+    #[error(transparent)]
+    Peer(#[from] relay::peers::PeerNameError),
 }
 
 #[cfg(test)]
@@ -306,6 +341,7 @@ mod tests {
         assert_eq!(back, o);
         assert!(Overlay::from_json("{\"changes\": [{\"list\": \"bogus\"}]}")
             .unwrap_err()
+            .to_string()
             .starts_with("admin state:"));
     }
 

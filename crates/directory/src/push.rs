@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 pub mod settings;
-pub use settings::{push_target, tsig_key, Target};
+pub use settings::{push_target, tsig_key, SettingError, Target};
 
 /// The largest UPDATE sent over UDP: RFC 1035's 512 bytes (an UPDATE carries no
 /// EDNS, so the primary need not accept more); larger ones go over TCP.

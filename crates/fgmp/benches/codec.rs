@@ -2,6 +2,9 @@
 //!
 //! Run: `cargo bench -p fgmp --bench codec -- --warm-up-time 1 --measurement-time 3`
 
+// criterion_group! defines a `pub fn` without a doc comment.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use fgmp::message::{Message, RoutingInfo};
 use fgmp::props::PropertyList;

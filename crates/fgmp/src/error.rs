@@ -6,8 +6,11 @@ pub enum Error {
     /// A field needs more bytes than the buffer holds.
     #[error("truncated at byte {offset}: needed {needed}, {available} left")]
     Truncated {
+        /// Where the field starts.
         offset: usize,
+        /// How many bytes it needs.
         needed: usize,
+        /// How many bytes were left.
         available: usize,
     },
     /// The datagram is shorter than the 32-byte header.
@@ -21,7 +24,12 @@ pub enum Error {
     BadVersion(u32),
     /// MsgLen does not equal the datagram size; FlightGear drops such datagrams.
     #[error("MsgLen {msg_len} but the datagram has {actual} bytes")]
-    LengthMismatch { msg_len: u32, actual: usize },
+    LengthMismatch {
+        /// The header's MsgLen.
+        msg_len: u32,
+        /// The datagram's real size.
+        actual: usize,
+    },
     /// Over FlightGear's 1200-byte receive buffer.
     #[error("datagram of {0} bytes exceeds the 1200-byte limit")]
     Oversize(usize),

@@ -1,6 +1,6 @@
 //! The flags of `lobby fg` and how they are checked.
 
-use anyhow::Result;
+use anyhow::{anyhow, bail, Result};
 use clap::{Args, Subcommand};
 use hickory_proto::rr::Name;
 use std::net::SocketAddr;
@@ -70,6 +70,7 @@ pub struct ServersArgs {
     /// SRV port + 1, fgms's convention).
     #[arg(long, value_name = "PORT", requires = "probe")]
     pub telnet_port: Option<u16>,
+    /// The DNS options (nameserver, timeout, JSON output).
     #[command(flatten)]
     pub dns: DnsOpts,
 }
@@ -97,53 +98,52 @@ pub struct TerrasyncArgs {
     /// Seed of the random pick, for reproducible choices (default: a fresh random seed).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
+    /// The DNS options (nameserver, timeout, JSON output).
     #[command(flatten)]
     pub dns: DnsOpts,
 }
 
-fn parse_nameserver(s: &str) -> Result<SocketAddr, String> {
+fn parse_nameserver(s: &str) -> Result<SocketAddr> {
     udp::addr::parse_literal(s, 53).ok_or_else(|| {
-        format!(
+        anyhow!(
             "{:?} is not a nameserver address (IP, IP:PORT or [IPv6]:PORT)",
             s.trim()
         )
     })
 }
 
-fn parse_seconds(s: &str) -> Result<f64, String> {
-    config::parse_seconds(s, 3600.0)
+fn parse_seconds(s: &str) -> Result<f64> {
+    Ok(config::parse_seconds(s, 3600.0)?)
 }
 
 /// A domain name, returned without its trailing dot.
-fn parse_domain(s: &str) -> Result<String, String> {
+fn parse_domain(s: &str) -> Result<String> {
     let d = s.trim().trim_end_matches('.');
     if d.is_empty() {
-        return Err("the domain is empty".into());
+        bail!("the domain is empty");
     }
-    Name::from_ascii(format!("{d}.")).map_err(|e| format!("{s:?} is not a domain name: {e}"))?;
+    Name::from_ascii(format!("{d}.")).map_err(|e| anyhow!("{s:?} is not a domain name: {e}"))?;
     Ok(d.to_string())
 }
 
-fn parse_label(s: &str) -> Result<String, String> {
+fn parse_label(s: &str) -> Result<String> {
     let l = s.trim().trim_start_matches('_');
     if l.is_empty() || l.len() > 62 || !l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        return Err(format!(
-            "{s:?} is not an SRV label (letters, digits and '-', without the underscore)"
-        ));
+        bail!("{s:?} is not an SRV label (letters, digits and '-', without the underscore)");
     }
     Ok(l.to_string())
 }
 
-fn parse_service(s: &str) -> Result<String, String> {
+fn parse_service(s: &str) -> Result<String> {
     if s.is_empty() || s.len() > 255 || s.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err(format!("{s:?} is not a NAPTR service"));
+        bail!("{s:?} is not a NAPTR service");
     }
     Ok(s.to_string())
 }
 
-fn parse_nonempty(s: &str) -> Result<String, String> {
+fn parse_nonempty(s: &str) -> Result<String> {
     if s.trim().is_empty() {
-        return Err("the value is empty".into());
+        bail!("the value is empty");
     }
     Ok(s.to_string())
 }

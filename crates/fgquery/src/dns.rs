@@ -1,7 +1,7 @@
 //! The resolver both commands use, and how its failures read.
 
 use super::args::*;
-use anyhow::Result;
+use anyhow::{anyhow, Result};
 use hickory_proto::rr::{Name, RecordType};
 use hickory_resolver::config::{NameServerConfig, ResolverConfig};
 use hickory_resolver::lookup::Lookup;
@@ -70,7 +70,7 @@ pub(super) struct Dns {
 }
 
 impl Dns {
-    pub(super) fn new(opts: &DnsOpts) -> Result<Dns, String> {
+    pub(super) fn new(opts: &DnsOpts) -> Result<Dns> {
         let timeout = Duration::from_secs_f64(opts.timeout);
         let (mut builder, label) = match opts.nameserver {
             Some(addr) => {
@@ -88,7 +88,7 @@ impl Dns {
             }
             None => {
                 let (config, options) = hickory_resolver::system_conf::read_system_conf()
-                    .map_err(|e| format!("cannot read the system resolver configuration: {e}"))?;
+                    .map_err(|e| anyhow!("cannot read the system resolver configuration: {e}"))?;
                 let servers: Vec<String> = config
                     .name_servers
                     .iter()
@@ -112,7 +112,7 @@ impl Dns {
         o.cache_size = 0;
         let resolver = builder
             .build()
-            .map_err(|e| format!("cannot set up the DNS resolver: {e}"))?;
+            .map_err(|e| anyhow!("cannot set up the DNS resolver: {e}"))?;
         Ok(Dns {
             resolver,
             timeout,

@@ -3,7 +3,7 @@
 use super::args::*;
 use super::dns::*;
 use crate::ping::ping_relay;
-use anyhow::Result;
+use anyhow::{anyhow, bail, Result};
 use directory::probe::{Ping, CLIENT_CALLSIGN};
 use hickory_proto::rr::{Name, RData, RecordType};
 use serde::Serialize;
@@ -306,7 +306,7 @@ async fn probe_relay(dns: &Dns, fqdn: &str, port: u16, telnet_port: Option<u16>)
             }
             None => (
                 None,
-                Err("no telnet port (SRV port + 1 overflows)".to_string()),
+                Err(anyhow!("no telnet port (SRV port + 1 overflows)")),
             ),
         }
     };
@@ -319,37 +319,35 @@ async fn probe_relay(dns: &Dns, fqdn: &str, port: u16, telnet_port: Option<u16>)
                 Err(e) => last = Some((addr, Err(e))),
             }
         }
-        last.unwrap_or((SocketAddr::new(first, port), Err("no address".into())))
+        last.unwrap_or((SocketAddr::new(first, port), Err(anyhow!("no address"))))
     };
     let ((taddr, pilots), (addr, rtt)) = tokio::join!(telnet, ping);
     p.telnet = taddr;
     match pilots {
         Ok(n) => p.pilots = Some(n),
-        Err(e) => p.telnet_error = Some(e),
+        Err(e) => p.telnet_error = Some(e.to_string()),
     }
     p.address = Some(addr);
     match rtt {
         Ok(d) => p.rtt_ms = Some(d.as_secs_f64() * 1000.0),
-        Err(e) => p.ping_error = Some(e),
+        Err(e) => p.ping_error = Some(e.to_string()),
     }
     p
 }
 
 /// fgms's health check: a 32-byte ping (MsgId 9), answered by the same datagram with
 /// MsgId 10 (the directory's prober sends the same, with another callsign).
-async fn ping(addr: SocketAddr, timeout: Duration) -> Result<Duration, String> {
-    let ping = Ping::new(CLIENT_CALLSIGN).map_err(|e| e.to_string())?;
-    ping_relay(&ping, addr, timeout)
-        .await
-        .map_err(|e| e.to_string())
+async fn ping(addr: SocketAddr, timeout: Duration) -> Result<Duration> {
+    let ping = Ping::new(CLIENT_CALLSIGN)?;
+    Ok(ping_relay(&ping, addr, timeout).await?)
 }
 
 /// Reads fgms's telnet list up to the `# N pilot(s) online` line.
-async fn pilot_count(addr: SocketAddr, timeout: Duration) -> Result<u64, String> {
+async fn pilot_count(addr: SocketAddr, timeout: Duration) -> Result<u64> {
     let work = async {
         let s = TcpStream::connect(addr)
             .await
-            .map_err(|e| format!("telnet {addr}: {e}"))?;
+            .map_err(|e| anyhow!("telnet {addr}: {e}"))?;
         // The count is in the first lines; never read more than 64 KiB.
         let mut r = BufReader::new(s.take(64 * 1024));
         let mut line = Vec::new();
@@ -358,11 +356,9 @@ async fn pilot_count(addr: SocketAddr, timeout: Duration) -> Result<u64, String>
             let n = r
                 .read_until(b'\n', &mut line)
                 .await
-                .map_err(|e| format!("telnet {addr}: {e}"))?;
+                .map_err(|e| anyhow!("telnet {addr}: {e}"))?;
             if n == 0 {
-                return Err(format!(
-                    "telnet {addr}: no \"# N pilot(s) online\" line in the output"
-                ));
+                bail!("telnet {addr}: no \"# N pilot(s) online\" line in the output");
             }
             let text = String::from_utf8_lossy(&line);
             if let Some(n) = parse_pilots(&text) {
@@ -372,7 +368,7 @@ async fn pilot_count(addr: SocketAddr, timeout: Duration) -> Result<u64, String>
     };
     match tokio::time::timeout(timeout, work).await {
         Ok(r) => r,
-        Err(_) => Err(format!(
+        Err(_) => Err(anyhow!(
             "telnet {addr}: no pilot count within {} s",
             timeout.as_secs_f64()
         )),

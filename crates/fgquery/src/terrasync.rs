@@ -2,7 +2,7 @@
 
 use super::args::*;
 use super::dns::*;
-use anyhow::Result;
+use anyhow::{anyhow, bail, Result};
 use directory::terrasync::{self, NaptrEntry};
 use hickory_proto::rr::{RData, RecordType};
 use rand::rngs::StdRng;
@@ -59,12 +59,12 @@ pub(super) async fn terrasync_cmd(a: TerrasyncArgs) -> Result<ExitCode> {
     let fail = |msg: String| terrasync_failure(&msg, &var, env_value.is_some());
     let dns = match Dns::new(&a.dns) {
         Ok(d) => d,
-        Err(e) => return Ok(fail(e)),
+        Err(e) => return Ok(fail(e.to_string())),
     };
     let query = format!("terrasync.{}.", a.domain);
     let (records, entries) = match naptr_records(&dns, &query).await {
         Ok(r) => r,
-        Err(e) => return Ok(fail(e)),
+        Err(e) => return Ok(fail(e.to_string())),
     };
     let mut rng = a
         .seed
@@ -127,14 +127,11 @@ fn terrasync_failure(msg: &str, var: &str, env_set: bool) -> ExitCode {
 
 /// The NAPTR records of `query`, for the report and for the selection; an error
 /// when the lookup fails or holds no NAPTR record.
-async fn naptr_records(
-    dns: &Dns,
-    query: &str,
-) -> Result<(Vec<NaptrJson>, Vec<NaptrEntry>), String> {
+async fn naptr_records(dns: &Dns, query: &str) -> Result<(Vec<NaptrJson>, Vec<NaptrEntry>)> {
     let lookup = dns
         .lookup(query, RecordType::NAPTR)
         .await
-        .map_err(|e| format!("NAPTR lookup of {query} via {} failed: {e}", dns.label))?;
+        .map_err(|e| anyhow!("NAPTR lookup of {query} via {} failed: {e}", dns.label))?;
     let mut records = Vec::new();
     let mut entries = Vec::new();
     for rec in lookup.answers() {
@@ -158,10 +155,10 @@ async fn naptr_records(
         }
     }
     if entries.is_empty() {
-        return Err(format!(
+        bail!(
             "NAPTR lookup of {query} via {}: no NAPTR records in the answer",
             dns.label
-        ));
+        );
     }
     Ok((records, entries))
 }

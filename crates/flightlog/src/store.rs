@@ -14,7 +14,45 @@
 //! found through its index ([`flights_sql`], [`Store::query_plan`]).
 
 use crate::flights::{Fix, Op};
-use anyhow::{Context, Result};
+/// What a store call returns.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Why the flight log failed: the database's error, and for opening, what was being
+/// done (its `source` is the database's error).
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A URL of no backend here.
+    #[error(transparent)]
+    Backend(#[from] crate::backend::UnknownBackend),
+    /// The database cannot be opened (the URL, its password hidden).
+    #[error("cannot open the flight log at {url}")]
+    Open {
+        /// The URL, redacted.
+        url: String,
+        /// The database's error.
+        source: sqlx::Error,
+    },
+    /// The read-only pool cannot be opened (the URL, its password hidden).
+    #[error("cannot open the flight log at {url} to read")]
+    OpenRead {
+        /// The URL, redacted.
+        url: String,
+        /// The database's error.
+        source: sqlx::Error,
+    },
+    /// SQLite refused WAL mode.
+    #[error("cannot switch the flight log to WAL")]
+    Wal(#[source] sqlx::Error),
+    /// A migration failed.
+    #[error("cannot migrate the flight log")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    /// The flight-id counter cannot be advanced.
+    #[error("cannot reserve flight ids")]
+    Reserve(#[source] sqlx::Error),
+    /// A query failed.
+    #[error(transparent)]
+    Db(#[from] sqlx::Error),
+}
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
 use std::collections::HashMap;
@@ -284,18 +322,18 @@ impl Store {
             })
             .connect(&url)
             .await
-            .with_context(|| format!("cannot open the flight log at {}", redact(&url)))?;
+            .map_err(|source| StoreError::Open {
+                url: redact(&url),
+                source,
+            })?;
         if sqlite {
             // Kept in the file: every later connection (the readers') is in WAL mode.
             sqlx::query("PRAGMA journal_mode = WAL")
                 .execute(&pool)
                 .await
-                .context("cannot switch the flight log to WAL")?;
+                .map_err(StoreError::Wal)?;
         }
-        MIGRATOR
-            .run(&pool)
-            .await
-            .context("cannot migrate the flight log")?;
+        MIGRATOR.run(&pool).await.map_err(StoreError::Migrate)?;
         let read = if sqlite {
             AnyPoolOptions::new()
                 .max_connections(READ_CONNECTIONS)
@@ -313,8 +351,9 @@ impl Store {
                 })
                 .connect(&url)
                 .await
-                .with_context(|| {
-                    format!("cannot open the flight log at {} to read", redact(&url))
+                .map_err(|source| StoreError::OpenRead {
+                    url: redact(&url),
+                    source,
                 })?
         } else {
             pool.clone()
@@ -349,7 +388,7 @@ impl Store {
         .bind(n.max(1))
         .fetch_one(&self.pool)
         .await
-        .context("cannot reserve flight ids")?;
+        .map_err(StoreError::Reserve)?;
         Ok(row.try_get::<i64, _>("next")? - n.max(1))
     }
 

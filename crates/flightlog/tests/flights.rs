@@ -6,7 +6,8 @@
 //! the fuzz target's (`crates/fuzzing/src/flightlog_reports.rs`), here on random bytes.
 
 #[path = "../../fuzzing/src/flightlog_reports.rs"]
-#[allow(dead_code)]
+// Its items are `pub` for the fuzzing crate, which is no reason here.
+#[allow(dead_code, unreachable_pub)]
 mod body;
 
 use proptest::prelude::*;

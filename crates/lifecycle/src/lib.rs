@@ -191,9 +191,9 @@ pub struct Readiness {
 
 impl Readiness {
     /// Records `part` as serving (`Ok`) or waiting for something (`Err(what)`).
-    pub fn set(&self, part: &str, state: Result<(), String>) {
+    pub fn set(&self, part: &str, state: Result<(), NotReady>) {
         let mut v = lock(&self.parts);
-        let detail = state.err();
+        let detail = state.err().map(|w| w.0);
         match v.iter_mut().find(|(p, _)| p == part) {
             Some(e) => e.1 = detail,
             None => v.push((part.to_string(), detail)),
@@ -203,6 +203,24 @@ impl Readiness {
     /// Every part in start order with what it waits for (`None`: serving).
     pub fn parts(&self) -> Vec<(String, Option<String>)> {
         lock(&self.parts).clone()
+    }
+}
+
+/// What a part that does not serve yet waits for (`starting`), as
+/// [`Readiness::parts`] reports it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct NotReady(pub String);
+
+impl From<&str> for NotReady {
+    fn from(what: &str) -> NotReady {
+        NotReady(what.to_string())
+    }
+}
+
+impl From<String> for NotReady {
+    fn from(what: String) -> NotReady {
+        NotReady(what)
     }
 }
 

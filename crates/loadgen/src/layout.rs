@@ -22,10 +22,10 @@ const fn ap(icao: &'static str, lat: f64, lon: f64) -> Airport {
 }
 
 /// The airport every pilot of the `cluster` layout circles.
-pub const CLUSTER_AIRPORT: Airport = ap("BIKF", 63.985, -22.605);
+pub(crate) const CLUSTER_AIRPORT: Airport = ap("BIKF", 63.985, -22.605);
 
 /// Thirty real airports on every continent, at least 180 nm apart from each other.
-pub const WORLD_AIRPORTS: [Airport; 30] = [
+pub(crate) const WORLD_AIRPORTS: [Airport; 30] = [
     ap("BIKF", 63.985, -22.605),
     ap("KJFK", 40.6413, -73.7781),
     ap("KLAX", 33.9416, -118.4085),
@@ -88,7 +88,7 @@ impl Layout {
 
 /// A group of pilots around one airport, with a bound for skipping far-apart groups.
 #[derive(Debug, Clone)]
-pub struct Group {
+pub(crate) struct Group {
     /// ECEF centre (the airport at ground level).
     pub center: [f64; 3],
     /// Largest distance of a member from the centre, nm.
@@ -99,7 +99,7 @@ pub struct Group {
 
 /// Pilot positions, grouped by airport.
 #[derive(Debug, Clone)]
-pub struct Placement {
+pub(crate) struct Placement {
     /// ECEF metres per pilot.
     pub pos: Vec<[f64; 3]>,
     /// The groups; every pilot is in exactly one.
@@ -121,7 +121,7 @@ fn unit(state: &mut u64) -> f64 {
 
 /// Places `n` pilots: pilot `i` goes to airport `i % airports.len()`, uniformly
 /// within `spread_nm` of it (horizontally), 300-1500 m above the ellipsoid.
-pub fn place(airports: &[Airport], n: usize, spread_nm: f64) -> Placement {
+pub(crate) fn place(airports: &[Airport], n: usize, spread_nm: f64) -> Placement {
     let mut groups: Vec<Group> = airports
         .iter()
         .map(|a| Group {
@@ -159,7 +159,7 @@ pub fn place(airports: &[Airport], n: usize, spread_nm: f64) -> Placement {
 
 /// Whether receiver `r` (at `pos_r`, asking for `range_r` nm) gets a datagram from `pos_s`.
 #[inline]
-pub fn receives(pos_r: [f64; 3], range_r: f64, pos_s: [f64; 3]) -> bool {
+pub(crate) fn receives(pos_r: [f64; 3], range_r: f64, pos_s: [f64; 3]) -> bool {
     chord_nm(pos_r, pos_s) < range_r
 }
 
@@ -168,7 +168,7 @@ pub fn receives(pos_r: [f64; 3], range_r: f64, pos_s: [f64; 3]) -> bool {
 /// Exact: pairs of groups whose members cannot come within the largest range of
 /// each other (by the triangle inequality on their centres and radii) are skipped,
 /// every other pair of pilots is tested with [`receives`].
-pub fn fanout(pl: &Placement, range_nm: &[f64]) -> Vec<u64> {
+pub(crate) fn fanout(pl: &Placement, range_nm: &[f64]) -> Vec<u64> {
     let n = pl.pos.len();
     assert_eq!(range_nm.len(), n, "one range per pilot");
     let max_range = range_nm.iter().copied().fold(0.0, f64::max);

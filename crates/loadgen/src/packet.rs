@@ -8,27 +8,27 @@
 use fgmp::message::{POSITION_OFFSET, RANGE_OFFSET};
 
 /// A real 892-byte v2 position datagram (c172p, TEST1, BIKF).
-pub const TEMPLATE: &[u8] = include_bytes!(concat!(
+pub(crate) const TEMPLATE: &[u8] = include_bytes!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../testdata/fg/samples/c172p_TEST1_position.bin"
 ));
 
 /// Offset of the `time` double in a position datagram.
-pub const TIME_OFFSET: usize = 128;
+pub(crate) const TIME_OFFSET: usize = 128;
 /// Offset of the `lag` double in a position datagram.
-pub const LAG_OFFSET: usize = 136;
+pub(crate) const LAG_OFFSET: usize = 136;
 const CALLSIGN_OFFSET: usize = 24;
 const MSG_LEN_OFFSET: usize = 12;
 /// Sequence numbers wrap below this (2^24 datagrams: 19 days at 10 Hz).
 const SEQ_SPAN: f64 = 16_777_216.0;
 
 /// The callsign of pilot `i`: `L` and `i` in base 36, NUL-padded (at most 7 characters).
-pub fn callsign(i: u32) -> [u8; 8] {
+pub(crate) fn callsign(i: u32) -> [u8; 8] {
     callsign_prefixed(b'L', i)
 }
 
 /// `prefix` and `i` in base 36 (the last 6 digits), NUL-padded.
-pub fn callsign_prefixed(prefix: u8, i: u32) -> [u8; 8] {
+pub(crate) fn callsign_prefixed(prefix: u8, i: u32) -> [u8; 8] {
     const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
     let mut digits = [0u8; 7];
     let mut n = 0;
@@ -51,7 +51,7 @@ pub fn callsign_prefixed(prefix: u8, i: u32) -> [u8; 8] {
 
 /// A buffer holding the template, rewritten per send.
 #[derive(Debug, Clone)]
-pub struct Datagram {
+pub(crate) struct Datagram {
     buf: Vec<u8>,
 }
 
@@ -63,7 +63,7 @@ impl Default for Datagram {
 
 impl Datagram {
     /// A copy of the template with MsgLen checked against its size.
-    pub fn new() -> Datagram {
+    pub(crate) fn new() -> Datagram {
         let mut buf = TEMPLATE.to_vec();
         let len = buf.len() as u32;
         buf[MSG_LEN_OFFSET..MSG_LEN_OFFSET + 4].copy_from_slice(&len.to_be_bytes());
@@ -71,7 +71,7 @@ impl Datagram {
     }
 
     /// Rewrites the pilot fields: callsign, range (plain low-16-bit form) and ECEF position.
-    pub fn set_pilot(&mut self, callsign: &[u8; 8], range_nm: u16, pos: [f64; 3]) {
+    pub(crate) fn set_pilot(&mut self, callsign: &[u8; 8], range_nm: u16, pos: [f64; 3]) {
         self.buf[CALLSIGN_OFFSET..CALLSIGN_OFFSET + 8].copy_from_slice(callsign);
         self.buf[RANGE_OFFSET..RANGE_OFFSET + 4]
             .copy_from_slice(&u32::from(range_nm).to_be_bytes());
@@ -82,21 +82,21 @@ impl Datagram {
     }
 
     /// Writes the measurement stamp.
-    pub fn set_stamp(&mut self, sent_s: f64, sender: u32, seq: u32) {
+    pub(crate) fn set_stamp(&mut self, sent_s: f64, sender: u32, seq: u32) {
         let lag = f64::from(sender) * SEQ_SPAN + f64::from(seq) % SEQ_SPAN;
         self.buf[TIME_OFFSET..TIME_OFFSET + 8].copy_from_slice(&sent_s.to_be_bytes());
         self.buf[LAG_OFFSET..LAG_OFFSET + 8].copy_from_slice(&lag.to_be_bytes());
     }
 
     /// The datagram bytes.
-    pub fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         &self.buf
     }
 }
 
 /// A stamp read back from a received datagram.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// Send time, seconds since the run's start.
     pub sent_s: f64,
     /// Sender index.
@@ -106,7 +106,7 @@ pub struct Stamp {
 }
 
 /// Reads the stamp of a datagram this generator sent; `None` if it is not one.
-pub fn read_stamp(d: &[u8]) -> Option<Stamp> {
+pub(crate) fn read_stamp(d: &[u8]) -> Option<Stamp> {
     let f = |o: usize| -> Option<f64> {
         let b: [u8; 8] = d.get(o..o + 8)?.try_into().ok()?;
         Some(f64::from_be_bytes(b))

@@ -4,7 +4,7 @@ use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 
 /// Clock ticks per second (`sysconf(_SC_CLK_TCK)`), 100 if unknown.
-pub fn clock_ticks() -> f64 {
+pub(crate) fn clock_ticks() -> f64 {
     // SAFETY: sysconf has no preconditions.
     let t = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     if t > 0 {
@@ -15,7 +15,7 @@ pub fn clock_ticks() -> f64 {
 }
 
 /// `(comm, utime + stime in ticks)` from the text of a `stat` file.
-pub fn parse_stat(text: &str) -> Option<(String, u64)> {
+pub(crate) fn parse_stat(text: &str) -> Option<(String, u64)> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let comm = text.get(open + 1..close)?.to_string();
@@ -27,7 +27,7 @@ pub fn parse_stat(text: &str) -> Option<(String, u64)> {
 }
 
 /// CPU seconds (user + system) a process has used so far.
-pub fn process_cpu_s(pid: u32) -> Result<f64> {
+pub(crate) fn process_cpu_s(pid: u32) -> Result<f64> {
     let path = format!("/proc/{pid}/stat");
     let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {path}"))?;
     match parse_stat(&text) {
@@ -37,12 +37,12 @@ pub fn process_cpu_s(pid: u32) -> Result<f64> {
 }
 
 /// CPU seconds of this process.
-pub fn self_cpu_s() -> Option<f64> {
+pub(crate) fn self_cpu_s() -> Option<f64> {
     process_cpu_s(std::process::id()).ok()
 }
 
 /// CPU seconds per thread, keyed by `tid comm`.
-pub fn thread_cpu_s(pid: u32) -> BTreeMap<String, f64> {
+pub(crate) fn thread_cpu_s(pid: u32) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return out;
@@ -61,7 +61,7 @@ pub fn thread_cpu_s(pid: u32) -> BTreeMap<String, f64> {
 }
 
 /// Per-thread CPU seconds used between two snapshots (threads present in `after`).
-pub fn thread_delta(
+pub(crate) fn thread_delta(
     before: &BTreeMap<String, f64>,
     after: &BTreeMap<String, f64>,
 ) -> BTreeMap<String, f64> {
@@ -73,13 +73,13 @@ pub fn thread_delta(
 
 /// Busy CPU seconds of the whole machine so far (all CPUs: user, nice, system,
 /// irq, softirq and steal from the first line of `/proc/stat`).
-pub fn machine_busy_s() -> Option<f64> {
+pub(crate) fn machine_busy_s() -> Option<f64> {
     let text = std::fs::read_to_string("/proc/stat").ok()?;
     parse_machine_busy(text.lines().next()?).map(|t| t as f64 / clock_ticks())
 }
 
 /// Busy ticks from the `cpu ` line of `/proc/stat`.
-pub fn parse_machine_busy(line: &str) -> Option<u64> {
+pub(crate) fn parse_machine_busy(line: &str) -> Option<u64> {
     let mut f = line.split_whitespace();
     if f.next()? != "cpu" {
         return None;
@@ -91,7 +91,7 @@ pub fn parse_machine_busy(line: &str) -> Option<u64> {
 }
 
 /// CPU seconds the calling thread has used so far.
-pub fn this_thread_cpu_s() -> f64 {
+pub(crate) fn this_thread_cpu_s() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -106,7 +106,7 @@ pub fn this_thread_cpu_s() -> f64 {
 /// Receive-queue drops per local UDP port, summed over `/proc/net/udp` and
 /// `/proc/net/udp6` (the kernel's per-socket `drops` column: datagrams that
 /// arrived while the socket's receive buffer was full).
-pub fn udp_drops_by_port() -> std::collections::HashMap<u16, u64> {
+pub(crate) fn udp_drops_by_port() -> std::collections::HashMap<u16, u64> {
     let mut out = std::collections::HashMap::new();
     for path in ["/proc/net/udp", "/proc/net/udp6"] {
         let Ok(text) = std::fs::read_to_string(path) else {
@@ -122,7 +122,7 @@ pub fn udp_drops_by_port() -> std::collections::HashMap<u16, u64> {
 }
 
 /// `(local port, drops)` from one `/proc/net/udp` line.
-pub fn parse_udp_line(line: &str) -> Option<(u16, u64)> {
+pub(crate) fn parse_udp_line(line: &str) -> Option<(u16, u64)> {
     let fields: Vec<&str> = line.split_whitespace().collect();
     let local = fields.get(1)?;
     let port = u16::from_str_radix(local.rsplit(':').next()?, 16).ok()?;

@@ -328,7 +328,10 @@ fn subtree_edges(g: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeMap<Module, BTr
 #[test]
 fn no_subtree_imports_a_sibling_in_a_circle() {
     let g = subtree_edges(&edges(&modules()));
-    assert!(g.contains_key("http") && g.contains_key("http::routes"), "{g:?}");
+    assert!(
+        g.contains_key("http") && g.contains_key("http::routes"),
+        "{g:?}"
+    );
     if let Some(c) = cycle(&g) {
         panic!("import cycle between subtrees: {}", c.join(" -> "));
     }
@@ -422,7 +425,10 @@ fn the_checker_sees_cycles_between_subtrees() {
         "s::routes".to_string(),
         "pub mod x;\nuse super::doc::Doc;".to_string(),
     );
-    all.insert("s::routes::x".to_string(), "pub fn handler() {}".to_string());
+    all.insert(
+        "s::routes::x".to_string(),
+        "pub fn handler() {}".to_string(),
+    );
     let files = edges(&all);
     assert!(cycle(&files).is_none(), "no file cycle: {files:?}");
     let subtrees = subtree_edges(&files);

@@ -118,32 +118,55 @@ impl Default for Config {
 
 impl Config {
     /// Checks values the engine relies on; the message names the setting.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let min_page =
             xash::master::SERVER_LIST_HEADER.len() + xash::master::KEY_BLOCK_LEN + 18 * 2;
         if self.page_size < min_page || self.page_size > 65_000 {
-            return Err(format!(
-                "page_size must be between {min_page} and 65000 bytes, got {}",
-                self.page_size
-            ));
+            return Err(ConfigError::PageSize {
+                min: min_page,
+                got: self.page_size,
+            });
         }
         if self.max_servers_per_source == 0 || self.max_servers == 0 {
-            return Err("max_servers_per_source and max_servers must be at least 1".into());
+            return Err(ConfigError::MaxServers);
         }
         if self.challenge_window.is_zero() || self.server_ttl.is_zero() {
-            return Err("challenge_window and server_ttl must be positive".into());
+            return Err(ConfigError::Durations);
         }
         if self.rate_burst < 1.0 || self.rate_decay.is_zero() || self.rate_table_size == 0 {
-            return Err("rate_burst must be >= 1, rate_decay and rate_table_size positive".into());
+            return Err(ConfigError::Rate);
         }
         if !(1..=64).contains(&self.hash_len)
             || self.hash_key.len() > 64
             || self.hash_personal.len() > 16
         {
-            return Err(
-                "hash_len must be 1-64, hash_key at most 64 bytes, hash_personal at most 16".into(),
-            );
+            return Err(ConfigError::Hash);
         }
         Ok(())
     }
+}
+
+/// Which setting [`Config::validate`] refused; the message names it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    /// `page_size` outside its bounds.
+    #[error("page_size must be between {min} and 65000 bytes, got {got}")]
+    PageSize {
+        /// The smallest page that holds a header, the key block and two servers.
+        min: usize,
+        /// The configured size.
+        got: usize,
+    },
+    /// A zero server cap.
+    #[error("max_servers_per_source and max_servers must be at least 1")]
+    MaxServers,
+    /// A zero challenge window or server lifetime.
+    #[error("challenge_window and server_ttl must be positive")]
+    Durations,
+    /// A rate limit that admits nothing.
+    #[error("rate_burst must be >= 1, rate_decay and rate_table_size positive")]
+    Rate,
+    /// The hash length, key or personalisation out of BLAKE2b's bounds.
+    #[error("hash_len must be 1-64, hash_key at most 64 bytes, hash_personal at most 16")]
+    Hash,
 }

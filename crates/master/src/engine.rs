@@ -69,6 +69,11 @@ impl std::fmt::Debug for BanHook {
     }
 }
 
+/// Why [`Engine::change_bans`] refused a ban: the list would exceed its cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the ban list is full ({MAX_BANS} networks)")]
+pub struct BanListFull;
+
 /// The engine.
 #[derive(Debug)]
 pub struct Engine {
@@ -192,9 +197,9 @@ impl Engine {
 
     /// Bans (`ban`) or unbans `nets`, as the admin command does: banned servers leave
     /// the table, the change hook runs. Returns the servers removed.
-    pub fn change_bans(&mut self, ban: bool, nets: &[ipnet::IpNet]) -> Result<usize, String> {
+    pub fn change_bans(&mut self, ban: bool, nets: &[ipnet::IpNet]) -> Result<usize, BanListFull> {
         if ban && self.bans.len() + nets.len() > MAX_BANS {
-            return Err(format!("the ban list is full ({MAX_BANS} networks)"));
+            return Err(BanListFull);
         }
         let mut removed = 0;
         let mut changed = false;
@@ -682,7 +687,7 @@ impl Engine {
                 }
                 let removed = match self.change_bans(verb == "ban", &nets) {
                     Ok(n) => n,
-                    Err(e) => return err(e),
+                    Err(e) => return err(e.to_string()),
                 };
                 let list: Vec<String> = nets.iter().map(|n| n.to_string()).collect();
                 AdminReply {

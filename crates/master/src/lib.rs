@@ -20,7 +20,7 @@ pub mod state;
 pub mod stats;
 pub mod table;
 
-pub use config::{AdminUser, Config};
-pub use engine::Engine;
+pub use config::{AdminUser, Config, ConfigError};
+pub use engine::{BanListFull, Engine};
 pub use sansio::{Outbox, Transmit};
 pub use stats::{Counter, Stats};

@@ -975,3 +975,40 @@ fn a_server_keeps_its_registration_time_across_heartbeats_and_a_restart() {
     let old: master::state::SavedState = serde_json::from_value(old).unwrap();
     assert_eq!(old.servers[0].listed_secs, 0);
 }
+
+#[test]
+fn a_ban_past_the_cap_is_refused_with_its_message_and_changes_nothing() {
+    let mut r = Rig::new(Config::default());
+    let net: ipnet::IpNet = "192.0.2.0/24".parse().unwrap();
+    let too_many = vec![net; master::bans::MAX_BANS + 1];
+    let e = r.e.change_bans(true, &too_many).unwrap_err();
+    assert_eq!(e, master::BanListFull);
+    assert_eq!(
+        e.to_string(),
+        format!("the ban list is full ({} networks)", master::bans::MAX_BANS)
+    );
+    assert_eq!(r.e.bans().len(), 0);
+    assert_eq!(r.e.change_bans(true, &[net]), Ok(0));
+}
+
+#[test]
+fn config_errors_name_the_setting() {
+    let c = Config {
+        max_servers: 0,
+        ..Config::default()
+    };
+    assert_eq!(c.validate(), Err(master::ConfigError::MaxServers));
+    assert_eq!(
+        c.validate().unwrap_err().to_string(),
+        "max_servers_per_source and max_servers must be at least 1"
+    );
+    let c = Config {
+        page_size: 10,
+        ..Config::default()
+    };
+    assert!(c
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .starts_with("page_size must be between "));
+}

@@ -41,6 +41,7 @@ pub struct Targets {
     /// Servers, HOST[:PORT] (port 27015 when omitted).
     #[arg(required = true, value_name = "ADDR")]
     pub addrs: Vec<String>,
+    /// The options every query shares.
     #[command(flatten)]
     pub opts: QueryOpts,
 }
@@ -101,6 +102,7 @@ pub struct MasterScan {
     /// Only print the merged list; do not query the servers.
     #[arg(long)]
     pub list_only: bool,
+    /// The options every query shares.
     #[command(flatten)]
     pub opts: QueryOpts,
 }
@@ -121,6 +123,7 @@ pub struct StaticScan {
     /// Only print the list's servers; do not query them.
     #[arg(long)]
     pub list_only: bool,
+    /// The options every query shares.
     #[command(flatten)]
     pub opts: QueryOpts,
 }

@@ -482,7 +482,7 @@ impl Session {
                         info: s,
                         ping_ms: self.rtt(now),
                     }),
-                    Err(e) => Self::invalid(e),
+                    Err(e) => Self::invalid(e.to_string()),
                 },
                 Ok(InfoReply::WrongVersion { .. }) if !self.asked_48 => {
                     self.asked_48 = true;
@@ -684,7 +684,7 @@ fn num(i: &InfoString, k: &str) -> u32 {
 
 /// A Xash info reply as the engine validates it (`CL_ParseStatusMessage`):
 /// non-empty gamedir, host and map; numcl ≤ maxcl.
-pub fn summary_from_info(i: &InfoString, was_48: bool) -> Result<ServerSummary, String> {
+pub fn summary_from_info(i: &InfoString, was_48: bool) -> Result<ServerSummary, InfoError> {
     let get = |k: &str| i.get_str(k).unwrap_or_default();
     let s = ServerSummary {
         dialect: if was_48 {
@@ -708,15 +708,31 @@ pub fn summary_from_info(i: &InfoString, was_48: bool) -> Result<ServerSummary, 
         version: String::new(),
     };
     if s.name.is_empty() || s.map.is_empty() || s.gamedir.is_empty() {
-        return Err("info reply without host, map or gamedir".into());
+        return Err(InfoError::Incomplete);
     }
     if s.players > s.max_players {
-        return Err(format!(
-            "info reply claims {} of {} players",
-            s.players, s.max_players
-        ));
+        return Err(InfoError::TooManyPlayers {
+            players: s.players,
+            max: s.max_players,
+        });
     }
     Ok(s)
+}
+
+/// Why [`summary_from_info`] refused an info reply, as the engine would.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InfoError {
+    /// `host`, `map` or `gamedir` missing or empty.
+    #[error("info reply without host, map or gamedir")]
+    Incomplete,
+    /// More players than slots.
+    #[error("info reply claims {players} of {max} players")]
+    TooManyPlayers {
+        /// `numcl`.
+        players: u32,
+        /// `maxcl`.
+        max: u32,
+    },
 }
 
 /// Removes Quake colour codes (`^0`..`^9`) and control characters.

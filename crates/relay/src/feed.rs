@@ -120,6 +120,9 @@ mod tests {
         let ten_ago = now.checked_sub(Duration::from_millis(10_500)).unwrap();
         assert_eq!(unix_at(ten_ago, now, unix), 1_796_155_190);
         // A time after `now` (taken before the clocks were read) is `now`.
-        assert_eq!(unix_at(now + Duration::from_secs(5), now, unix), 1_796_155_200);
+        assert_eq!(
+            unix_at(now + Duration::from_secs(5), now, unix),
+            1_796_155_200
+        );
     }
 }

@@ -33,6 +33,12 @@ pub const MAX_SAMPLES_PER_GAMEDIR: usize = 6 * 7 * 24 * 6;
 /// At most this many entries in all: sources beyond it are refused whole.
 pub const MAX_ENTRIES: usize = 100_000;
 
+/// Why [`Catalog::set_curated`] refused the sources: they list more servers (this
+/// many) than [`MAX_ENTRIES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the sources list {0} servers; at most {MAX_ENTRIES} are read")]
+pub struct TooManyServers(pub usize);
+
 /// Where an entry came from (a set: an address in the sources that also sends
 /// heartbeats has both).
 pub mod source {
@@ -217,12 +223,10 @@ impl Catalog {
     pub fn set_curated(
         &mut self,
         files: &BTreeMap<String, Vec<CuratedServer>>,
-    ) -> Result<(), String> {
+    ) -> Result<(), TooManyServers> {
         let listed: usize = files.values().map(Vec::len).sum();
         if listed > MAX_ENTRIES {
-            return Err(format!(
-                "the sources list {listed} servers; at most {MAX_ENTRIES} are read"
-            ));
+            return Err(TooManyServers(listed));
         }
         let mut keep: HashSet<Key> = HashSet::new();
         for (gamedir, servers) in files {

@@ -11,7 +11,7 @@ use crate::driver::{lock, probe_once, resolve_once};
 use crate::export::{restore_published, restore_state, write_tree};
 use crate::prober::ProberConfig;
 use crate::sources::{load_dir, Files};
-use anyhow::{Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
 use std::io::IsTerminal;
@@ -84,9 +84,9 @@ pub async fn run(cmd: ListCommand) -> Result<ExitCode> {
     }
 }
 
-fn grace_secs(hours: f64) -> Result<i64, String> {
+fn grace_secs(hours: f64) -> Result<i64> {
     if !(hours.is_finite() && (0.0..=24.0 * 3650.0).contains(&hours)) {
-        return Err(format!("--grace-hours must be 0 to 87600, got {hours}"));
+        bail!("--grace-hours must be 0 to 87600, got {hours}");
     }
     Ok((hours * 3600.0) as i64)
 }
@@ -97,13 +97,13 @@ fn bad_input(msg: impl std::fmt::Display) -> Result<ExitCode> {
 }
 
 /// A JSON file, or `None` when missing; Err when unreadable or not JSON.
-fn read_json(path: &Path) -> Result<Option<Value>, String> {
+fn read_json(path: &Path) -> Result<Option<Value>> {
     match std::fs::read(path) {
         Ok(b) => serde_json::from_slice(&b)
             .map(Some)
-            .map_err(|e| format!("{} is not JSON: {e}", path.display())),
+            .map_err(|e| anyhow!("{} is not JSON: {e}", path.display())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => Err(anyhow!("cannot read {}: {e}", path.display())),
     }
 }
 
@@ -141,9 +141,7 @@ async fn probe(a: ProbeArgs) -> Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| a.output.join("state.json"));
     let mut catalog = Catalog::new();
-    catalog
-        .set_curated(&loaded.files)
-        .map_err(anyhow::Error::msg)?;
+    catalog.set_curated(&loaded.files)?;
     match read_json(&state_path) {
         Ok(Some(v)) => {
             restore_state(&mut catalog, &v);

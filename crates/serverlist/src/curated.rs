@@ -121,18 +121,19 @@ fn line_of(text: &str, at: usize) -> usize {
 }
 
 /// Splits `HOST:PORT` or `[V6]:PORT` into host and port.
-fn split_address(a: &str) -> Result<(String, u16), String> {
+fn split_address(a: &str) -> Result<(String, u16), AddressError> {
+    let bad = |why: Why| AddressError {
+        address: a.to_string(),
+        why,
+    };
     let (host, port) = if let Some(rest) = a.strip_prefix('[') {
-        let (h, p) = rest
-            .split_once("]:")
-            .ok_or_else(|| format!("address {a:?}: expected [IPV6]:PORT"))?;
+        let (h, p) = rest.split_once("]:").ok_or_else(|| bad(Why::NotV6Port))?;
         if h.parse::<std::net::Ipv6Addr>().is_err() {
-            return Err(format!("address {a:?}: {h:?} is not an IPv6 address"));
+            return Err(bad(Why::NotV6(h.to_string())));
         }
         (h, p)
     } else {
-        a.rsplit_once(':')
-            .ok_or_else(|| format!("address {a:?}: expected HOST:PORT"))?
+        a.rsplit_once(':').ok_or_else(|| bad(Why::NotHostPort))?
     };
     let valid_host = !host.is_empty()
         && host.len() <= 253
@@ -141,12 +142,35 @@ fn split_address(a: &str) -> Result<(String, u16), String> {
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.'));
     if !valid_host {
-        return Err(format!("address {a:?}: {host:?} is not a host name or IP"));
+        return Err(bad(Why::Host(host.to_string())));
     }
     match port.parse::<u16>() {
         Ok(p) if p > 0 => Ok((host.to_string(), p)),
-        _ => Err(format!("address {a:?}: port {port:?} is not 1-65535")),
+        _ => Err(bad(Why::Port(port.to_string()))),
     }
+}
+
+/// Why [`split_address`] refused an address, and the address.
+#[derive(Debug, thiserror::Error)]
+#[error("address {address:?}: {why}")]
+struct AddressError {
+    address: String,
+    why: Why,
+}
+
+/// What is wrong with the address.
+#[derive(Debug, thiserror::Error)]
+enum Why {
+    #[error("expected [IPV6]:PORT")]
+    NotV6Port,
+    #[error("{0:?} is not an IPv6 address")]
+    NotV6(String),
+    #[error("expected HOST:PORT")]
+    NotHostPort,
+    #[error("{0:?} is not a host name or IP")]
+    Host(String),
+    #[error("port {0:?} is not 1-65535")]
+    Port(String),
 }
 
 /// Reads one curated file: `text` is its content, `file` its name in errors.

@@ -85,7 +85,7 @@ impl Shared {
     /// (Re)reads the sources directory: files in error keep their previous copy and
     /// are returned, one line each, for the log. Err when the directory itself
     /// cannot be read or the sources are too many (the catalog is then unchanged).
-    pub fn reload_sources(&self) -> Result<(usize, Vec<String>), String> {
+    pub fn reload_sources(&self) -> Result<(usize, Vec<String>), sources::SourcesError> {
         let Some(dir) = lock(&self.options).sources.clone() else {
             return Ok((0, Vec::new()));
         };
@@ -104,7 +104,7 @@ impl Shared {
 impl Shared {
     /// [`Shared::reload_sources`], logged: each file refused at warn (naming the
     /// file, the line and the key), the totals at info.
-    pub fn read_sources_logged(&self) -> Result<(), String> {
+    pub fn read_sources_logged(&self) -> Result<(), sources::SourcesError> {
         let (n, errors) = self.reload_sources()?;
         for e in &errors {
             tracing::warn!("server list source refused: {e}");

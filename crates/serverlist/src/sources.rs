@@ -4,10 +4,11 @@
 //! error is returned for the log); a file removed drops its gamedir; files whose name
 //! is not `<gamedir>.toml` are ignored.
 
+use crate::catalog::TooManyServers;
 use crate::curated::{self, gamedir_of, CuratedServer, MAX_FILE_BYTES};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The most `.toml` files read from one directory.
 pub const MAX_FILES: usize = 1024;
@@ -25,9 +26,11 @@ pub struct Loaded {
 }
 
 /// Reads `dir`; `previous` is what the last reading kept.
-pub fn load_dir(dir: &Path, previous: &Files) -> Result<Loaded, String> {
-    let rd = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read the sources directory {}: {e}", dir.display()))?;
+pub fn load_dir(dir: &Path, previous: &Files) -> Result<Loaded, SourcesError> {
+    let rd = std::fs::read_dir(dir).map_err(|error| SourcesError::Dir {
+        dir: dir.to_path_buf(),
+        error,
+    })?;
     let mut names: Vec<String> = rd
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -75,16 +78,41 @@ pub fn load_dir(dir: &Path, previous: &Files) -> Result<Loaded, String> {
     Ok(out)
 }
 
-fn read_capped(path: &Path) -> Result<String, String> {
-    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+fn read_capped(path: &Path) -> Result<String, FileError> {
+    let f = std::fs::File::open(path)?;
     let mut buf = Vec::new();
-    f.take(MAX_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| e.to_string())?;
+    f.take(MAX_FILE_BYTES as u64 + 1).read_to_end(&mut buf)?;
     if buf.len() > MAX_FILE_BYTES {
-        return Err(format!("larger than {MAX_FILE_BYTES} bytes"));
+        return Err(FileError::TooLarge);
     }
-    String::from_utf8(buf).map_err(|_| "not UTF-8".to_string())
+    String::from_utf8(buf).map_err(|_| FileError::NotUtf8)
+}
+
+/// Why the sources were not read at all (the catalog is then unchanged).
+#[derive(Debug, thiserror::Error)]
+pub enum SourcesError {
+    /// The directory cannot be listed.
+    #[error("cannot read the sources directory {}: {error}", dir.display())]
+    Dir {
+        /// The directory.
+        dir: PathBuf,
+        /// The system's error (in the message, so not a `source`).
+        error: std::io::Error,
+    },
+    /// More servers than the catalog holds.
+    #[error(transparent)]
+    TooMany(#[from] TooManyServers),
+}
+
+/// Why one file was not read (its copy from the last reading is kept).
+#[derive(Debug, thiserror::Error)]
+enum FileError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("larger than {MAX_FILE_BYTES} bytes")]
+    TooLarge,
+    #[error("not UTF-8")]
+    NotUtf8,
 }
 
 #[cfg(test)]

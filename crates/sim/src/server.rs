@@ -143,15 +143,15 @@ struct MasterState {
 
 /// Why a connection is refused, worded as the engine words it.
 mod reason {
-    pub const INSUFFICIENT: &str = "insufficient connection info\n";
-    pub const NO_CHALLENGE: &str = "no challenge for your address\n";
-    pub const BAD_PROTINFO: &str = "invalid protinfo in connect command\n";
-    pub const BAD_CERT: &str = "invalid authentication certificate\n";
-    pub const BAD_USERINFO: &str = "invalid userinfo in connect command\n";
-    pub const BAD_PASSWORD: &str = "invalid password\n";
-    pub const FULL: &str = "server is full\n";
+    pub(crate) const INSUFFICIENT: &str = "insufficient connection info\n";
+    pub(crate) const NO_CHALLENGE: &str = "no challenge for your address\n";
+    pub(crate) const BAD_PROTINFO: &str = "invalid protinfo in connect command\n";
+    pub(crate) const BAD_CERT: &str = "invalid authentication certificate\n";
+    pub(crate) const BAD_USERINFO: &str = "invalid userinfo in connect command\n";
+    pub(crate) const BAD_PASSWORD: &str = "invalid password\n";
+    pub(crate) const FULL: &str = "server is full\n";
 
-    pub fn protocol(version: i32) -> String {
+    pub(crate) fn protocol(version: i32) -> String {
         format!(
             "unsupported protocol ({version} should be {})\n",
             xash::handshake::PROTOCOL

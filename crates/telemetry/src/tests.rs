@@ -1,3 +1,6 @@
+// The macros are tried as a part declares its families, with `pub`.
+#![allow(unreachable_pub)]
+
 use super::*;
 
 crate::families! {

@@ -4,6 +4,9 @@
 //!
 //! `cargo bench -p tracker --bench codec -- --warm-up-time 1 --measurement-time 3`
 
+// criterion_group! defines a `pub fn` without a doc comment.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use std::time::Instant;
 use tracker::message::{parse_line, Line};

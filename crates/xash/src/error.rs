@@ -6,8 +6,11 @@ pub enum Error {
     /// The packet ended before a field did.
     #[error("truncated at byte {offset}: needed {needed}, {available} left")]
     Truncated {
+        /// Where the field starts.
         offset: usize,
+        /// How many bytes it needs.
         needed: usize,
+        /// How many bytes were left.
         available: usize,
     },
     /// The packet does not start with this message's header.
@@ -24,7 +27,10 @@ pub enum Error {
     InvalidInfo(&'static str),
     /// A key with a value of the wrong form.
     #[error("invalid value for key {key:?}")]
-    InvalidValue { key: String },
+    InvalidValue {
+        /// The key whose value is wrong.
+        key: String,
+    },
     /// A required key is missing.
     #[error("missing key {0:?}")]
     MissingKey(&'static str),

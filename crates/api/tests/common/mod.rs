@@ -5,7 +5,7 @@ use api::pilots::Pilot;
 /// A Cessna 172P at (`lat`, `lon`), 3,000 ft, heading 280, 100 kt, on protocol v2,
 /// with no chat, radio, transponder or livery.
 #[allow(dead_code)] // params.rs builds no pilot
-pub fn pilot_at(cs: &str, lat: f64, lon: f64) -> Pilot {
+pub(crate) fn pilot_at(cs: &str, lat: f64, lon: f64) -> Pilot {
     Pilot {
         callsign: cs.into(),
         model: "Aircraft/c172p/Models/c172p.xml".into(),
@@ -39,7 +39,7 @@ pub fn pilot_at(cs: &str, lat: f64, lon: f64) -> Pilot {
 
 /// The query `pairs` read as a route's parameters, the error as its text.
 #[allow(dead_code)] // not every test file reads a query
-pub fn q<T>(pairs: &[(&str, &str)]) -> Result<T, String>
+pub(crate) fn q<T>(pairs: &[(&str, &str)]) -> Result<T, String>
 where
     T: serde::de::DeserializeOwned + utoipa::IntoParams + api::params::Bounds,
 {

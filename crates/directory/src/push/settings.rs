@@ -18,7 +18,7 @@ pub enum Target {
 
 /// `IP`, `IP:PORT`, `[IPv6]`, `[IPv6]:PORT`, `HOST` or `HOST:PORT` (port 53 by
 /// default). Only the syntax is checked: a host name is not resolved here.
-pub fn push_target(s: &str) -> Result<Target, String> {
+pub fn push_target(s: &str) -> Result<Target, SettingError> {
     let s = s.trim();
     if let Ok(a) = s.parse::<SocketAddr>() {
         return Ok(Target::Addr(a));
@@ -30,7 +30,12 @@ pub fn push_target(s: &str) -> Result<Target, String> {
     let (host, port) = match s.rsplit_once(':') {
         Some((h, p)) => match p.parse::<u16>() {
             Ok(p) if p != 0 => (h, p),
-            _ => return Err(format!("dns.push {s:?}: {p:?} is not a port (HOST:PORT)")),
+            _ => {
+                return Err(SettingError::Port {
+                    target: s.to_string(),
+                    port: p.to_string(),
+                })
+            }
         },
         None => (s, 53),
     };
@@ -43,7 +48,7 @@ pub fn push_target(s: &str) -> Result<Target, String> {
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         });
     if !valid {
-        return Err(format!("dns.push {s:?} is not IP[:PORT] or HOST[:PORT]"));
+        return Err(SettingError::Target(s.to_string()));
     }
     Ok(Target::Host(host.to_string(), port))
 }
@@ -51,29 +56,101 @@ pub fn push_target(s: &str) -> Result<Target, String> {
 /// A TSIG key from its `[dns]` settings; `what` is the key prefix (`tsig` or
 /// `axfr_tsig`) for the messages. An empty secret is a configuration error: an
 /// empty HMAC key would make the signature worthless.
-pub fn tsig_key(what: &str, name: &str, algorithm: &str, secret: &str) -> Result<TSigner, String> {
+pub fn tsig_key(
+    what: &str,
+    name: &str,
+    algorithm: &str,
+    secret: &str,
+) -> Result<TSigner, SettingError> {
+    let what = what.to_string();
     let alg = match algorithm.to_ascii_lowercase().as_str() {
         "hmac-sha256" => TsigAlgorithm::HmacSha256,
         "hmac-sha384" => TsigAlgorithm::HmacSha384,
         "hmac-sha512" => TsigAlgorithm::HmacSha512,
         other => {
-            return Err(format!(
-                "dns.{what}_algorithm {other:?}: use hmac-sha256, hmac-sha384 or hmac-sha512"
-            ))
+            return Err(SettingError::Algorithm {
+                what,
+                algorithm: other.to_string(),
+            })
         }
     };
     if secret.trim().is_empty() {
-        return Err(format!("dns.{what}_secret is empty: give the base64 secret of key {name:?} (an empty key signs nothing)"));
+        return Err(SettingError::EmptySecret {
+            what,
+            key: name.to_string(),
+        });
     }
-    let key = base64::engine::general_purpose::STANDARD
-        .decode(secret.trim())
-        .map_err(|e| format!("dns.{what}_secret must be base64: {e}"))?;
+    let key = match base64::engine::general_purpose::STANDARD.decode(secret.trim()) {
+        Ok(k) => k,
+        Err(error) => return Err(SettingError::Base64 { what, error }),
+    };
     if key.is_empty() {
-        return Err(format!("dns.{what}_secret decodes to an empty key"));
+        return Err(SettingError::EmptyKey(what));
     }
-    let name =
-        Name::from_str(name).map_err(|e| format!("dns.{what}_key_name is not a DNS name: {e}"))?;
-    TSigner::new(key, alg, name, 300).map_err(|e| format!("dns.{what}: {e}"))
+    let name = match Name::from_str(name) {
+        Ok(n) => n,
+        Err(error) => return Err(SettingError::KeyName { what, error }),
+    };
+    TSigner::new(key, alg, name, 300).map_err(|error| SettingError::Signer { what, error })
+}
+
+/// Why a `[dns]` push or TSIG setting was refused; the message names the setting.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingError {
+    /// `dns.push` with a port that is not 1-65535.
+    #[error("dns.push {target:?}: {port:?} is not a port (HOST:PORT)")]
+    Port {
+        /// The whole setting.
+        target: String,
+        /// The text after its last colon.
+        port: String,
+    },
+    /// `dns.push` that is neither an address nor a host name (the setting).
+    #[error("dns.push {0:?} is not IP[:PORT] or HOST[:PORT]")]
+    Target(String),
+    /// An algorithm other than the HMAC-SHA2 ones.
+    #[error("dns.{what}_algorithm {algorithm:?}: use hmac-sha256, hmac-sha384 or hmac-sha512")]
+    Algorithm {
+        /// The key prefix (`tsig`, `axfr_tsig`).
+        what: String,
+        /// The algorithm given.
+        algorithm: String,
+    },
+    /// No secret: an empty HMAC key would sign nothing.
+    #[error("dns.{what}_secret is empty: give the base64 secret of key {key:?} (an empty key signs nothing)")]
+    EmptySecret {
+        /// The key prefix.
+        what: String,
+        /// The key's name.
+        key: String,
+    },
+    /// A secret that is not base64.
+    #[error("dns.{what}_secret must be base64: {error}")]
+    Base64 {
+        /// The key prefix.
+        what: String,
+        /// The decoder's error (in the message, so not a `source`).
+        error: base64::DecodeError,
+    },
+    /// A secret that decodes to no bytes (the key prefix).
+    #[error("dns.{0}_secret decodes to an empty key")]
+    EmptyKey(String),
+    /// A key name that is not a DNS name.
+    #[error("dns.{what}_key_name is not a DNS name: {error}")]
+    KeyName {
+        /// The key prefix.
+        what: String,
+        /// Why the name is not one.
+        error: hickory_proto::ProtoError,
+    },
+    /// The signer refused the key.
+    #[error("dns.{what}: {error}")]
+    Signer {
+        /// The key prefix.
+        what: String,
+        /// Its error.
+        error: hickory_proto::dnssec::DnsSecError,
+    },
 }
 
 #[cfg(test)]
@@ -110,7 +187,7 @@ mod tests {
             "has space:53",
             ":53",
         ] {
-            let e = push_target(bad).unwrap_err();
+            let e = push_target(bad).unwrap_err().to_string();
             assert!(e.contains("dns.push"), "{bad:?}: {e}");
         }
     }
@@ -120,7 +197,7 @@ mod tests {
         let Err(e) = tsig_key("tsig", "k", "hmac-sha256", " ") else {
             panic!("an empty secret was accepted")
         };
-        assert!(e.contains("dns.tsig_secret is empty"), "{e}");
+        assert!(e.to_string().contains("dns.tsig_secret is empty"), "{e}");
         assert!(tsig_key("tsig", "k", "hmac-sha256", "=").is_err());
         assert!(tsig_key("tsig", "k", "hmac-md5", "c2VjcmV0").is_err());
         assert!(tsig_key("tsig", "k", "HMAC-SHA256", "c2VjcmV0").is_ok());

@@ -4,18 +4,18 @@
 use std::fs;
 
 /// The path of a file under `testdata/fg`.
-pub fn data_path(rel: &str) -> String {
+pub(crate) fn data_path(rel: &str) -> String {
     format!("{}/../../testdata/fg/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A capture file's bytes.
-pub fn read(rel: &str) -> Vec<u8> {
+pub(crate) fn read(rel: &str) -> Vec<u8> {
     let path = data_path(rel);
     fs::read(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
 }
 
 /// The datagrams of a length-prefixed (`u32` BE length + bytes) capture file.
-pub fn lpf(rel: &str) -> Vec<Vec<u8>> {
+pub(crate) fn lpf(rel: &str) -> Vec<Vec<u8>> {
     let b = read(rel);
     let mut out = Vec::new();
     let mut i = 0;

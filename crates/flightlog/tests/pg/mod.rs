@@ -17,7 +17,7 @@ fn tmp(tag: &str) -> PathBuf {
 
 /// A throwaway PostgreSQL cluster listening only on a Unix socket in its own
 /// directory; stopped (by its pid, through pg_ctl) and removed on drop.
-pub struct Pg {
+pub(crate) struct Pg {
     dir: PathBuf,
     bin: PathBuf,
     url: String,
@@ -58,7 +58,7 @@ fn pg_run(bin: &Path, tool: &str, args: &[&str]) {
 }
 
 impl Pg {
-    pub fn start(tag: &str) -> Pg {
+    pub(crate) fn start(tag: &str) -> Pg {
         let dir = tmp(tag);
         let bin = pg_bin();
         if unsafe { libc::geteuid() } == 0 {
@@ -123,7 +123,7 @@ impl Drop for Pg {
 
 impl Pg {
     /// The URL to connect to it.
-    pub fn url(&self) -> &str {
+    pub(crate) fn url(&self) -> &str {
         &self.url
     }
 }

@@ -72,17 +72,17 @@ pub struct ChurnReport {
 
 impl ChurnArgs {
     /// Whether there is any churn to run.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.rate > 0.0 || self.burst > 0
     }
 
     /// Sockets open at once at most (the churn pilots flying at the same time).
-    pub fn sockets(&self) -> usize {
+    pub(crate) fn sockets(&self) -> usize {
         (self.rate * (self.life + 1.0)).ceil() as usize
     }
 
     /// Checks the values.
-    pub fn validate(&self) -> Result<()> {
+    pub(crate) fn validate(&self) -> Result<()> {
         if !(self.rate.is_finite() && (0.0..=100_000.0).contains(&self.rate)) {
             bail!("--churn must be between 0 and 100000 pilots per second");
         }

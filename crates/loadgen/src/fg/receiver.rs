@@ -52,7 +52,7 @@ pub(super) struct RecvResult {
 
 impl RecvResult {
     /// Adds another thread's counters (not its CPU time).
-    pub fn merge(&mut self, r: &RecvResult) {
+    pub(crate) fn merge(&mut self, r: &RecvResult) {
         self.hist.merge(&r.hist);
         self.received += r.received;
         self.warmup_received += r.warmup_received;

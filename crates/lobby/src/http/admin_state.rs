@@ -272,7 +272,7 @@ impl Admin {
         peer: Option<SocketAddr>,
     ) -> Result<ChangeBody, ApiError> {
         let entry = entry.trim();
-        check_entry(list, entry).map_err(ApiError::bad_request)?;
+        check_entry(list, entry).map_err(|e| ApiError::bad_request(e.to_string()))?;
         let entry = canonical(list, entry);
         let Some((_, tasks)) = self.relay.get() else {
             return Err(ApiError::not_running("relay"));

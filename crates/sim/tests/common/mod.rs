@@ -5,13 +5,13 @@ use std::net::SocketAddr;
 
 /// One datagram the server queued.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Sent {
+pub(crate) struct Sent {
     pub to: SocketAddr,
     pub payload: Vec<u8>,
 }
 
 /// Runs `f` on a fresh outbox and returns what it queued.
-pub fn sent(f: impl FnOnce(&mut Outbox)) -> Vec<Sent> {
+pub(crate) fn sent(f: impl FnOnce(&mut Outbox)) -> Vec<Sent> {
     let mut o = Outbox::new();
     f(&mut o);
     o.drain_owned()

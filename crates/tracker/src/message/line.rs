@@ -222,9 +222,9 @@ fn guard(line: &str, fields: &Fields<'_>) -> Option<&'static str> {
 }
 
 /// The longest callsign a report line may carry (longer lines are ignored).
-pub const MAX_CALLSIGN: usize = 16;
+pub(crate) const MAX_CALLSIGN: usize = 16;
 /// The longest model a CONNECT or DISCONNECT line may carry.
-pub const MAX_MODEL: usize = 128;
+pub(crate) const MAX_MODEL: usize = 128;
 
 /// One line as fgtracker v2.4 (`fgt_read_V20151207.php`) judges it, in its order:
 ///

@@ -49,7 +49,10 @@ impl Backbone {
         admin: &Arc<crate::http::admin_state::Admin>,
     ) -> Result<Backbone> {
         let relay_cfg = parts.relay.then(|| f.relay.engine_config()).transpose()?;
-        let master_cfg = parts.master.then(|| f.master.engine_config(&|v| udp::addr::resolve(v, 0))).transpose()?;
+        let master_cfg = parts
+            .master
+            .then(|| f.master.engine_config(&|v| udp::addr::resolve(v, 0)))
+            .transpose()?;
         let sup = Supervisor::new();
         let ready = lifecycle::Readiness::default();
         let http_addrs = f.http.listen_addrs()?;

@@ -69,7 +69,7 @@ pub fn change(s: &AppState, list: &str, entry: &str, added: bool, by: &str) -> O
             };
             let removed = match lock(m).change_bans(ban, &[net]) {
                 Ok(n) => n,
-                Err(e) => return Some(error(StatusCode::CONFLICT, e)),
+                Err(e) => return Some(error(StatusCode::CONFLICT, e.to_string())),
             };
             let unregistered = if ban {
                 l.unregister(|ip, _| net.contains(&ip))

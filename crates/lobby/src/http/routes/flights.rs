@@ -41,7 +41,8 @@ fn no_log() -> ApiError {
     ApiError::not_found("no flight log in this process ([history] database_url)")
 }
 
-fn failed(e: anyhow::Error) -> ApiError {
+fn failed(e: impl Into<anyhow::Error>) -> ApiError {
+    let e = e.into();
     tracing::error!("flight log read failed: {e:#}");
     ApiError::new(
         StatusCode::SERVICE_UNAVAILABLE,
