@@ -7,26 +7,7 @@
 mod common;
 
 use common::*;
-use std::net::{TcpListener, UdpSocket};
 use std::time::Duration;
-
-/// A port number free for UDP and TCP on every IPv4 and IPv6 address right now (the
-/// wildcard binds conflict with a socket on any one address).
-fn free_port() -> u16 {
-    for _ in 0..50 {
-        let u = UdpSocket::bind("0.0.0.0:0").unwrap();
-        let p = u.local_addr().unwrap().port();
-        drop(u);
-        let free = UdpSocket::bind(("0.0.0.0", p)).is_ok()
-            && TcpListener::bind(("0.0.0.0", p)).is_ok()
-            && UdpSocket::bind(("::", p)).is_ok()
-            && TcpListener::bind(("::", p)).is_ok();
-        if free {
-            return p;
-        }
-    }
-    panic!("no free port");
-}
 
 /// Starts `args(udp_port, tcp_port)` on two free port numbers, trying other numbers
 /// when something else took one between the check and the bind (other processes'

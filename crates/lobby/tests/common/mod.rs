@@ -414,3 +414,44 @@ pub fn closed_within(
     }
     false
 }
+
+/// A port number free right now for UDP and TCP on the IPv4 wildcard address (so
+/// also on 127.0.0.1) and, where this machine has IPv6, on the IPv6 one: for a peer
+/// that needs its port in its configuration (nsd, knot), for a port with nothing
+/// on it, and for one number on both families. Lobby itself takes port 0 and prints
+/// the port it got (`listening ...`): use that wherever it will do. Another process
+/// may take the number between this check and its use: callers that start a server
+/// on it try another when the bind fails.
+pub fn free_port() -> u16 {
+    use std::net::TcpListener;
+    let v6 = UdpSocket::bind("[::]:0").is_ok();
+    for _ in 0..50 {
+        let p = UdpSocket::bind("0.0.0.0:0")
+            .and_then(|u| u.local_addr())
+            .expect("bind a UDP socket")
+            .port();
+        let free = TcpListener::bind(("0.0.0.0", p)).is_ok()
+            && UdpSocket::bind(("0.0.0.0", p)).is_ok()
+            && (!v6
+                || (UdpSocket::bind(("::", p)).is_ok() && TcpListener::bind(("::", p)).is_ok()));
+        if free {
+            return p;
+        }
+    }
+    panic!("no free port in 50 tries");
+}
+
+/// Polls `cond` (every 20 ms) until it holds or `within` has passed; whether it
+/// held. For waiting on what a running process does, instead of a fixed sleep.
+pub fn poll_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -57,16 +57,8 @@ fn scratch_dir() -> PathBuf {
     dir
 }
 
-/// A port that is free for UDP and TCP on 127.0.0.1 right now.
-pub fn free_port() -> u16 {
-    loop {
-        let u = UdpSocket::bind("127.0.0.1:0").expect("bind a UDP socket");
-        let port = u.local_addr().expect("local addr").port();
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
-}
+/// The shared one: nsd needs its port in its configuration.
+pub use super::common::free_port;
 
 fn config(dir: &Path, port: u16, zones: &[(&str, String)]) -> String {
     let d = dir.display();
