@@ -5,6 +5,9 @@
 //!
 //! `cargo bench -p lobby --bench metrics -- --warm-up-time 1 --measurement-time 3`
 
+// criterion_group! defines a `pub fn` without a doc comment.
+#![allow(missing_docs)]
+
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 
 /// Fan-outs of one batch of 64 datagrams, as a worker records them.

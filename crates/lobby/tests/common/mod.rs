@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-pub struct Lobby {
+pub(crate) struct Lobby {
     pub child: Child,
     /// (part, proto, addr) for every `listening` line.
     pub listeners: Vec<(String, String, SocketAddr)>,
@@ -21,18 +21,18 @@ pub struct Lobby {
 
 impl Lobby {
     /// Starts `lobby ARGS...` and waits for `expect` listening lines.
-    pub fn start(args: &[&str], expect: usize) -> Lobby {
+    pub(crate) fn start(args: &[&str], expect: usize) -> Lobby {
         Lobby::start_with_env(args, expect, &[])
     }
 
     /// [`Lobby::start`] with extra environment variables (e.g. `LOBBY_TEST_PANIC`).
-    pub fn start_with_env(args: &[&str], expect: usize, env: &[(&str, &str)]) -> Lobby {
+    pub(crate) fn start_with_env(args: &[&str], expect: usize, env: &[(&str, &str)]) -> Lobby {
         Lobby::spawn(env!("CARGO_BIN_EXE_lobby"), args, expect, env)
     }
 
     /// Starts lobby through another program (e.g. `unshare -n sh -c '... exec lobby'`),
     /// which must end up exec'ing it so signals reach lobby itself.
-    pub fn start_cmd(program: &str, args: &[&str], expect: usize) -> Lobby {
+    pub(crate) fn start_cmd(program: &str, args: &[&str], expect: usize) -> Lobby {
         Lobby::spawn(program, args, expect, &[])
     }
 
@@ -102,11 +102,11 @@ impl Lobby {
         }
     }
 
-    pub fn addr(&self, part: &str, proto: &str) -> SocketAddr {
+    pub(crate) fn addr(&self, part: &str, proto: &str) -> SocketAddr {
         self.addrs(part, proto)[0]
     }
 
-    pub fn addrs(&self, part: &str, proto: &str) -> Vec<SocketAddr> {
+    pub(crate) fn addrs(&self, part: &str, proto: &str) -> Vec<SocketAddr> {
         let v: Vec<_> = self
             .listeners
             .iter()
@@ -121,24 +121,24 @@ impl Lobby {
         v
     }
 
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         self.stderr.lock().unwrap().clone()
     }
 
-    pub fn signal(&self, sig: i32) {
+    pub(crate) fn signal(&self, sig: i32) {
         unsafe {
             libc::kill(self.child.id() as i32, sig);
         }
     }
 
     /// Sends SIGTERM and returns the exit status.
-    pub fn stop(self) -> std::process::ExitStatus {
+    pub(crate) fn stop(self) -> std::process::ExitStatus {
         self.signal(libc::SIGTERM);
         self.wait_exit(Duration::from_secs(10))
     }
 
     /// Waits for the process to end by itself within `within`.
-    pub fn wait_exit(mut self, within: Duration) -> std::process::ExitStatus {
+    pub(crate) fn wait_exit(mut self, within: Duration) -> std::process::ExitStatus {
         let deadline = Instant::now() + within;
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -164,7 +164,7 @@ impl Drop for Lobby {
 }
 
 /// `lobby relay` with UDP and telnet on 127.0.0.1 port 0, plus `extra` flags.
-pub fn start_relay(extra: &[&str]) -> Lobby {
+pub(crate) fn start_relay(extra: &[&str]) -> Lobby {
     let mut args = vec![
         "relay",
         "--listen",
@@ -177,13 +177,13 @@ pub fn start_relay(extra: &[&str]) -> Lobby {
 }
 
 /// `lobby tracker --config CONFIG` with HTTP on 127.0.0.1 port 0.
-pub fn start_tracker_config(config: &std::path::Path) -> Lobby {
+pub(crate) fn start_tracker_config(config: &std::path::Path) -> Lobby {
     let config = config.to_str().unwrap();
     Lobby::start(&["tracker", "--config", config, "--http", "127.0.0.1:0"], 2)
 }
 
 /// `lobby tracker` listening and serving HTTP on 127.0.0.1 port 0, plus `extra` flags.
-pub fn start_tracker(extra: &[&str]) -> Lobby {
+pub(crate) fn start_tracker(extra: &[&str]) -> Lobby {
     let mut args = vec![
         "tracker",
         "--listen",
@@ -196,7 +196,7 @@ pub fn start_tracker(extra: &[&str]) -> Lobby {
 }
 
 /// Reads the telnet pilot list.
-pub fn telnet(addr: SocketAddr) -> String {
+pub(crate) fn telnet(addr: SocketAddr) -> String {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("telnet connect");
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut text = String::new();
@@ -206,7 +206,7 @@ pub fn telnet(addr: SocketAddr) -> String {
 
 /// The value of `name=` on the telnet list's `# stats:` line (0 when absent: only
 /// non-zero counters are printed).
-pub fn telnet_stat(t: &str, name: &str) -> u64 {
+pub(crate) fn telnet_stat(t: &str, name: &str) -> u64 {
     t.lines()
         .find(|l| l.starts_with("# stats:"))
         .and_then(|l| {
@@ -218,7 +218,7 @@ pub fn telnet_stat(t: &str, name: &str) -> u64 {
 }
 
 /// Polls the telnet list until `pred` holds (bounded).
-pub fn telnet_until(addr: SocketAddr, what: &str, pred: impl Fn(&str) -> bool) -> String {
+pub(crate) fn telnet_until(addr: SocketAddr, what: &str, pred: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let t = telnet(addr);
@@ -234,21 +234,21 @@ pub fn telnet_until(addr: SocketAddr, what: &str, pred: impl Fn(&str) -> bool) -
 }
 
 /// A UDP client socket on loopback.
-pub fn client(v6: bool) -> UdpSocket {
+pub(crate) fn client(v6: bool) -> UdpSocket {
     let s = UdpSocket::bind(if v6 { "[::1]:0" } else { "127.0.0.1:0" }).unwrap();
     s.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
     s
 }
 
-pub fn client_on(ip: &str) -> UdpSocket {
+pub(crate) fn client_on(ip: &str) -> UdpSocket {
     let s = UdpSocket::bind(format!("{ip}:0")).unwrap();
     s.set_read_timeout(Some(Duration::from_millis(300)))
         .unwrap();
     s
 }
 
-pub fn ecef(lat: f64, lon: f64) -> [f64; 3] {
+pub(crate) fn ecef(lat: f64, lon: f64) -> [f64; 3] {
     to_ecef(Geodetic {
         lat_deg: lat,
         lon_deg: lon,
@@ -256,9 +256,9 @@ pub fn ecef(lat: f64, lon: f64) -> [f64; 3] {
     })
 }
 
-pub const BIKF: (f64, f64) = (63.985, -22.605);
+pub(crate) const BIKF: (f64, f64) = (63.985, -22.605);
 
-pub fn pos(cs: &str, at: (f64, f64), range_nm: u16) -> Vec<u8> {
+pub(crate) fn pos(cs: &str, at: (f64, f64), range_nm: u16) -> Vec<u8> {
     let m = Message::position(
         Callsign::new(cs).unwrap(),
         range_nm,
@@ -267,12 +267,12 @@ pub fn pos(cs: &str, at: (f64, f64), range_nm: u16) -> Vec<u8> {
     to_bytes(&m).unwrap()
 }
 
-pub fn north(at: (f64, f64), nm: f64) -> (f64, f64) {
+pub(crate) fn north(at: (f64, f64), nm: f64) -> (f64, f64) {
     (at.0 + nm / 60.0, at.1)
 }
 
 /// Every datagram that arrives on `s` within `window`.
-pub fn drain(s: &UdpSocket, window: Duration) -> Vec<Vec<u8>> {
+pub(crate) fn drain(s: &UdpSocket, window: Duration) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
     let deadline = Instant::now() + window;
     let mut buf = [0u8; 2048];
@@ -286,7 +286,7 @@ pub fn drain(s: &UdpSocket, window: Duration) -> Vec<Vec<u8>> {
 
 /// Sends `d` from `s` to `to` until `rx` receives a datagram with callsign `cs`
 /// (bounded: relays learn pilots from their first datagram, and UDP may race).
-pub fn send_until_seen(
+pub(crate) fn send_until_seen(
     s: &UdpSocket,
     d: &[u8],
     to: SocketAddr,
@@ -306,7 +306,7 @@ pub fn send_until_seen(
     }
 }
 
-pub fn callsign_of(d: &[u8]) -> String {
+pub(crate) fn callsign_of(d: &[u8]) -> String {
     if d.len() < 32 {
         return String::new();
     }
@@ -314,7 +314,7 @@ pub fn callsign_of(d: &[u8]) -> String {
 }
 
 /// A minimal HTTP/1.1 GET; returns (status code, body).
-pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
+pub(crate) fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
     use std::io::Write;
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).expect("http connect");
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -339,7 +339,7 @@ pub fn http_get(addr: SocketAddr, path: &str) -> (u16, String) {
 
 /// The entries of a `/v1/servers/<gamedir>` body as the engine reads them
 /// (`serverlist::masterlist`, the engine's own rules): `ip ADDR` or `gs ADDR` each.
-pub fn engine_entries(body: &str) -> Vec<String> {
+pub(crate) fn engine_entries(body: &str) -> Vec<String> {
     serverlist::masterlist::parse_body(body.as_bytes())
         .entries
         .iter()
@@ -349,7 +349,7 @@ pub fn engine_entries(body: &str) -> Vec<String> {
 
 /// `lobby master` on 127.0.0.1 port 0 (UDP and HTTP) probing its list every second,
 /// plus `extra` flags (a config, a state file, sources...).
-pub fn list_master(extra: &[&str]) -> Lobby {
+pub(crate) fn list_master(extra: &[&str]) -> Lobby {
     let mut args = vec![
         "master",
         "--listen",
@@ -365,7 +365,7 @@ pub fn list_master(extra: &[&str]) -> Lobby {
 
 /// Registers the Xash3D server socket `s` with `master` by the full handshake
 /// (challenge, then `info` carrying it); returns whether the master answered.
-pub fn register_server(s: &UdpSocket, master: SocketAddr, info: &str) -> bool {
+pub(crate) fn register_server(s: &UdpSocket, master: SocketAddr, info: &str) -> bool {
     let mut buf = [0u8; 2048];
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
@@ -390,7 +390,7 @@ pub fn register_server(s: &UdpSocket, master: SocketAddr, info: &str) -> bool {
 
 /// Whether the server closes `s` within `within` (EOF or reset), reading and dropping
 /// whatever it sends; `tick` runs between reads (e.g. to trickle bytes).
-pub fn closed_within(
+pub(crate) fn closed_within(
     s: &mut TcpStream,
     within: Duration,
     mut tick: impl FnMut(&mut TcpStream),
@@ -422,7 +422,7 @@ pub fn closed_within(
 /// the port it got (`listening ...`): use that wherever it will do. Another process
 /// may take the number between this check and its use: callers that start a server
 /// on it try another when the bind fails.
-pub fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     use std::net::TcpListener;
     let v6 = UdpSocket::bind("[::]:0").is_ok();
     for _ in 0..50 {
@@ -443,7 +443,7 @@ pub fn free_port() -> u16 {
 
 /// Polls `cond` (every 20 ms) until it holds or `within` has passed; whether it
 /// held. For waiting on what a running process does, instead of a fixed sleep.
-pub fn poll_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
+pub(crate) fn poll_until(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + within;
     loop {
         if cond() {

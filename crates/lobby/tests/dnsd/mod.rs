@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// A running nsd.
-pub struct Nsd {
+pub(crate) struct Nsd {
     /// UDP and TCP port on 127.0.0.1.
     pub port: u16,
     /// Scratch directory holding config, zones, pid, log and state files.
@@ -24,7 +24,7 @@ pub struct Nsd {
 
 /// Finds a program in PATH or the sbin directories (often missing from PATH for
 /// non-root users).
-pub fn find_program(name: &str) -> Option<PathBuf> {
+pub(crate) fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
         .chain(["/usr/sbin", "/usr/local/sbin", "/sbin"].map(PathBuf::from))
@@ -33,7 +33,7 @@ pub fn find_program(name: &str) -> Option<PathBuf> {
 }
 
 /// The path of a program the tests need, or a failure that says how to install it.
-pub fn require(name: &str) -> PathBuf {
+pub(crate) fn require(name: &str) -> PathBuf {
     find_program(name).unwrap_or_else(|| {
         panic!(
             "`{name}` (Debian package nsd) is not installed; run scripts/ci-deps-dns \
@@ -58,7 +58,7 @@ fn scratch_dir() -> PathBuf {
 }
 
 /// The shared one: nsd needs its port in its configuration.
-pub use super::common::free_port;
+pub(crate) use super::common::free_port;
 
 fn config(dir: &Path, port: u16, zones: &[(&str, String)]) -> String {
     let d = dir.display();
@@ -117,7 +117,7 @@ fn answers_soa(port: u16, origin: &str) -> bool {
 impl Nsd {
     /// Starts nsd serving `zones` (origin without trailing dot, zone file text).
     /// Retries on another port when the chosen one was taken in between.
-    pub fn start(zones: &[(&str, String)]) -> Nsd {
+    pub(crate) fn start(zones: &[(&str, String)]) -> Nsd {
         let nsd = require("nsd");
         let dir = scratch_dir();
         for (origin, text) in zones {
@@ -180,12 +180,12 @@ impl Nsd {
     }
 
     /// nsd's log file and its standard output and error.
-    pub fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         read_log(&self.dir)
     }
 
     /// `127.0.0.1:PORT`.
-    pub fn addr(&self) -> String {
+    pub(crate) fn addr(&self) -> String {
         format!("127.0.0.1:{}", self.port)
     }
 }
