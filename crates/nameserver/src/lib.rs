@@ -173,12 +173,16 @@ fn serve(
             pmtu_probe: false,
             ..udp::BindOptions::default()
         };
-        let std_udp = udp::bind(a, options).context("cannot bind DNS UDP")?;
+        // TCP on the same port as UDP.
+        let (std_udp, listener) = bind_pair(
+            a,
+            |a| udp::bind(a, options).context("cannot bind DNS UDP"),
+            |s| Ok(s.local_addr()?),
+            |a| lifecycle::tcp_listener(a, "DNS TCP"),
+        )?;
         std_udp.set_nonblocking(true)?;
         let udp = tokio::net::UdpSocket::from_std(std_udp)?;
         let bound = udp.local_addr()?;
-        // TCP on the same port as UDP.
-        let listener = lifecycle::tcp_listener(bound, "DNS TCP")?;
         listening("dns", "udp", bound);
         listening("dns", "tcp", bound);
         server.register_socket(udp);
@@ -186,6 +190,31 @@ fn serve(
         sup.spawn_task("dns", tcp::serve(listener, shared, tasks, stop));
     }
     Ok(Some(server))
+}
+
+/// How many ephemeral ports are tried for a port-0 listener before giving up.
+const PAIR_TRIES: usize = 16;
+
+/// A UDP socket and a TCP listener on one port: the UDP one bound at `a`, the TCP
+/// one at the address it got. With port 0 the kernel picks the UDP port without
+/// knowing whether TCP has it free (another process's connection may hold it): then
+/// another port is tried, up to [`PAIR_TRIES`]. A port given is tried once.
+fn bind_pair<U, T>(
+    a: SocketAddr,
+    bind_udp: impl Fn(SocketAddr) -> Result<U>,
+    addr_of: impl Fn(&U) -> Result<SocketAddr>,
+    bind_tcp: impl Fn(SocketAddr) -> Result<T>,
+) -> Result<(U, T)> {
+    let tries = if a.port() == 0 { PAIR_TRIES } else { 1 };
+    let mut last = None;
+    for _ in 0..tries {
+        let u = bind_udp(a)?;
+        match bind_tcp(addr_of(&u)?) {
+            Ok(t) => return Ok((u, t)),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.expect("at least one try"))
 }
 
 impl DnsServer {
@@ -289,4 +318,46 @@ async fn run_listeners(mut server: Server<Budgeted>, stop: Stop) -> Result<()> {
         .shutdown_gracefully()
         .await
         .context("DNS listeners did not stop cleanly")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{TcpListener, UdpSocket};
+
+    #[test]
+    fn a_port_0_pair_tries_another_port_when_tcp_has_it_taken() {
+        // The first port the UDP bind gets is held on TCP by someone else.
+        let first_udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let taken = TcpListener::bind(first_udp.local_addr().unwrap());
+        let Ok(_taken) = taken else {
+            return; // the kernel gave that number to TCP already: nothing to show
+        };
+        let first = std::cell::Cell::new(Some(first_udp));
+        let bind_udp = |a: SocketAddr| -> Result<UdpSocket> {
+            Ok(match first.take() {
+                Some(s) => s,
+                None => UdpSocket::bind(a)?,
+            })
+        };
+        let (u, t) = bind_pair(
+            "127.0.0.1:0".parse().unwrap(),
+            bind_udp,
+            |s| Ok(s.local_addr()?),
+            |a| Ok(TcpListener::bind(a)?),
+        )
+        .unwrap();
+        assert_eq!(u.local_addr().unwrap(), t.local_addr().unwrap());
+
+        // A port given is tried once: the same collision is an error.
+        let held = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = held.local_addr().unwrap();
+        let e = bind_pair(
+            port,
+            |a| Ok(UdpSocket::bind(a)?),
+            |s| Ok(s.local_addr()?),
+            |a| Ok(TcpListener::bind(a)?),
+        );
+        assert!(e.is_err(), "the port was given: no other is tried");
+    }
 }
