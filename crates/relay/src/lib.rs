@@ -15,6 +15,7 @@ pub mod sessions;
 pub mod spatial;
 pub mod stats;
 pub mod telnet;
+pub mod tiers;
 
 pub use config::{source_key, Config, RelayPeer};
 pub use engine::{Engine, LinkCounters, LinkKind, LinkView, Origin, PilotView};
