@@ -60,6 +60,11 @@ pub struct RelayArgs {
     /// about 500 pilots in range of each other.
     #[arg(long, value_name = "N")]
     reply_ratio: Option<u32>,
+    /// Distance tiers, nearest first: every datagram within 10 nm, 2 Hz to 40 nm,
+    /// 1 Hz beyond is "full@10,2hz@40,1hz" (the default); "off" sends every
+    /// datagram to every pilot in range, as fgms.
+    #[arg(long, value_name = "TIERS")]
+    tiers: Option<String>,
     /// Receive threads per UDP address, sharing the port (default: one per CPU core).
     #[arg(long, value_name = "N")]
     workers: Option<usize>,
@@ -389,6 +394,9 @@ impl RelayArgs {
         }
         if let Some(v) = self.reply_ratio {
             r.reply_ratio = v;
+        }
+        if let Some(v) = &self.tiers {
+            r.tiers = crate::TiersSetting::Text(v.clone());
         }
         if let Some(v) = self.workers {
             r.workers = v;

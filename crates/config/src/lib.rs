@@ -32,7 +32,9 @@ pub use dns::{DirectorySection, DnsSection, DnsTcpLimits, DnsUdpBudget, RelayEnt
 pub use history::{HistoryOptions, HistorySection};
 pub use http::{HttpSection, Limits};
 pub use master::{AdminEntry, MasterSection, Resolve, ServerListOptions};
-pub use relay::{Kind, PeerName, PeerOptions, RelaySection, TelnetOptions, TrackerOptions};
+pub use relay::{
+    Kind, PeerName, PeerOptions, RelaySection, TelnetOptions, TiersSetting, TrackerOptions,
+};
 pub use sim::SimSection;
 pub use tracker::{AllowedRelay, TrackerRelay, TrackerSection};
 

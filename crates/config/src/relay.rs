@@ -71,6 +71,38 @@ pub struct RelaySection {
     /// A secret shared with a lobby tracker that lists this relay with one (sent
     /// first, where fgms sends an empty message; fgtracker ignores it); empty: none.
     pub tracker_secret: String,
+    /// Distance-tiered forwarding: how often a pilot is sent the positions of
+    /// pilots at each distance, nearest first, as text (`"full@10,2hz@40,1hz"`:
+    /// every datagram within 10 nm, 2 Hz to 40 nm, 1 Hz beyond) or a list of such
+    /// tiers (`["full@10", "2hz@40", "1hz"]`); `"off"` or `[]`: every datagram to
+    /// every pilot in range, as fgms.
+    pub tiers: TiersSetting,
+    /// How far past a tier's bound (nm) a pair of pilots moving apart must be before
+    /// it gets the farther tier's rate (moving closer it changes at once).
+    pub tier_hysteresis: f64,
+}
+
+/// `[relay] tiers`: one string, or a list of tiers (`[]`: off).
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum TiersSetting {
+    /// `"full@10,2hz@40,1hz"` or `"off"`.
+    Text(String),
+    /// `["full@10", "2hz@40", "1hz"]`; empty: off.
+    List(Vec<String>),
+}
+
+impl TiersSetting {
+    /// The tiers, checked.
+    pub fn tiers(&self, hysteresis_nm: f64) -> Result<relay::Tiers> {
+        let text = match self {
+            TiersSetting::Text(t) => t.clone(),
+            TiersSetting::List(l) if l.is_empty() => "off".into(),
+            TiersSetting::List(l) => l.join(","),
+        };
+        relay::Tiers::parse(&text, hysteresis_nm)
+            .with_context(|| format!("relay.tiers {text:?}"))
+    }
 }
 
 impl Default for RelaySection {
@@ -103,6 +135,8 @@ impl Default for RelaySection {
             tracker_max_queue: 10_000,
             tracker_queue_file: String::new(),
             tracker_secret: String::new(),
+            tiers: TiersSetting::Text(d.tiers.to_string()),
+            tier_hysteresis: d.tiers.hysteresis_nm,
         }
     }
 }
@@ -177,6 +211,7 @@ impl RelaySection {
             max_pilots_per_ip: self.max_pilots_per_ip,
             max_pilots_per_relay: self.max_pilots_per_relay,
             reply_ratio: self.reply_ratio,
+            tiers: self.tiers.tiers(self.tier_hysteresis)?,
         })
     }
 

@@ -126,6 +126,23 @@ impl Extras {
     }
 }
 
+/// A 64-bit fingerprint (FNV-1a) of the chat line (id 10002) a position datagram
+/// carries, header included; 0 when it carries none or an empty one. For the relay
+/// to tell a new chat line from the one it already forwarded (a line rides in every
+/// datagram for 10 s) without keeping the text. Decodes the property list: call it
+/// once per datagram at most, and only when the answer matters.
+pub fn chat_fingerprint(datagram: &[u8]) -> u64 {
+    let Some(props) = datagram.get(POSITION_MIN_LEN..) else {
+        return 0;
+    };
+    match PropertyList::decode(props).text(CHAT_ID) {
+        Some(t) if !t.is_empty() => t.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        }),
+        _ => 0,
+    }
+}
+
 fn text(props: &PropertyList, id: u32, max: usize) -> Option<String> {
     let t = props.text(id)?;
     let s = clean_text(&t, max);

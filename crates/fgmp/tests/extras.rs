@@ -1,7 +1,7 @@
 //! The extras decoder (chat, radio, transponder, protocol, clock) against the real
 //! FlightGear 2020.3.16 captures in `testdata/fg` (see its README), and on any bytes.
 
-use fgmp::extras::{clean_text, Extras, FREQUENCY_ID, MAX_CHAT_CHARS};
+use fgmp::extras::{chat_fingerprint, clean_text, Extras, FREQUENCY_ID, MAX_CHAT_CHARS};
 use fgmp::message::{Message, Position};
 use fgmp::props::{PropertyList, Protocol, CHAT_ID};
 use fgmp::Callsign;
@@ -37,6 +37,23 @@ fn the_captures_chat_lines_protocol_and_clock() {
         ],
         "the README's chat table: three runs, the empty string read as no chat"
     );
+}
+
+#[test]
+fn the_chat_fingerprint_changes_exactly_where_the_captures_line_does() {
+    let dgrams = lpf("c172p_TEST1_400.lpf");
+    let mut changes = Vec::new();
+    let mut last = None;
+    for (i, d) in dgrams.iter().enumerate() {
+        let f = chat_fingerprint(d);
+        assert_eq!(f == 0, Extras::decode(d).expect("decodes").chat.is_none());
+        if last != Some(f) {
+            changes.push(i + 1);
+            last = Some(f);
+        }
+    }
+    assert_eq!(changes, vec![1, 201, 303], "the README's three chat runs");
+    assert_eq!(chat_fingerprint(b"short"), 0);
 }
 
 #[test]
@@ -102,6 +119,7 @@ proptest! {
     /// Any bytes: no panic; whatever is read is clean and bounded.
     #[test]
     fn any_bytes_decode_without_panic(bytes in proptest::collection::vec(any::<u8>(), 0..1300)) {
+        let _ = chat_fingerprint(&bytes);
         if let Some(x) = Extras::decode(&bytes) {
             prop_assert!(x.protocol == 1 || x.protocol == 2);
             if let Some(c) = &x.chat {

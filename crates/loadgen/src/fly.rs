@@ -55,6 +55,15 @@ pub struct FlyArgs {
     /// Radio transmit frequency, MHz (property 13001, e.g. 118.5).
     #[arg(long)]
     pub freq: Option<f64>,
+    /// Turn at this rate, degrees per second (positive to the right; 3 is a
+    /// standard-rate turn): the aircraft flies circles, and says so in its yaw rate.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    pub turn: f64,
+    /// Write where the aircraft was at each datagram sent to FILE, one line each:
+    /// Unix time (s), latitude, longitude (degrees), altitude (m) (for comparing a
+    /// real client's view with the truth).
+    #[arg(long, value_name = "FILE")]
+    pub truth: Option<std::path::PathBuf>,
 }
 
 /// How long FlightGear repeats a chat line in its datagrams.
@@ -97,6 +106,8 @@ pub struct Flight {
     pub heading: f64,
     /// Ground speed, m/s.
     pub speed_mps: f64,
+    /// Turn rate, degrees per second (positive to the right).
+    pub turn_dps: f64,
 }
 
 impl Flight {
@@ -109,10 +120,11 @@ impl Flight {
         let (lat, lon) = destination(self.lat, self.lon, self.heading, nm);
         // The course on arrival: the reverse of the course back, turned around.
         let back = initial_course(lat, lon, self.lat, self.lon);
+        let turned = self.turn_dps * dt.as_secs_f64();
         Flight {
             lat,
             lon,
-            heading: (back + 180.0).rem_euclid(360.0),
+            heading: (back + 180.0 + turned).rem_euclid(360.0),
             ..self
         }
     }
@@ -135,6 +147,8 @@ impl Flight {
             },
         );
         p.linear_vel = [self.speed_mps as f32, 0.0, 0.0];
+        // Body rates: a level turn is a yaw rate (r, about the body z axis, down).
+        p.angular_vel = [0.0, 0.0, self.turn_dps.to_radians() as f32];
         p
     }
 }
@@ -149,10 +163,12 @@ pub async fn run(a: FlyArgs) -> Result<()> {
     if !(a.hz > 0.0 && a.hz <= 100.0) {
         bail!("--hz must be within (0, 100], got {}", a.hz);
     }
-    let sane =
-        (0.0..100_000.0).contains(&a.speed_kt) && a.alt_ft.is_finite() && a.heading.is_finite();
+    let sane = (0.0..100_000.0).contains(&a.speed_kt)
+        && a.alt_ft.is_finite()
+        && a.heading.is_finite()
+        && (-360.0..=360.0).contains(&a.turn);
     if !sane {
-        bail!("--speed-kt, --alt-ft and --heading must be finite (speed 0..100000)");
+        bail!("--speed-kt, --alt-ft, --heading and --turn must be finite (speed 0..100000, turn -360..360)");
     }
     if a.chat
         .as_ref()
@@ -177,6 +193,13 @@ pub async fn run(a: FlyArgs) -> Result<()> {
         alt_m: a.alt_ft / fgmp::geo::FEET_PER_METRE,
         heading: a.heading.rem_euclid(360.0),
         speed_mps: a.speed_kt * fgmp::METRES_PER_NM / 3600.0,
+        turn_dps: a.turn,
+    };
+    let mut truth = match &a.truth {
+        Some(p) => Some(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("--truth {}", p.display()))?,
+        )),
+        None => None,
     };
     println!(
         "flying {} from {:.5},{:.5} heading {:.0} at {:.0} kt, {:.0} ft, to {relay} ({} Hz)",
@@ -209,6 +232,14 @@ pub async fn run(a: FlyArgs) -> Result<()> {
         if let Err(e) = sock.send_to(&bytes, relay).await {
             tracing::warn!(%relay, error = %e, "send failed");
         }
+        if let Some(w) = &mut truth {
+            use std::io::Write;
+            let unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            writeln!(w, "{unix:.4} {:.8} {:.8} {:.2}", f.lat, f.lon, f.alt_m)?;
+            w.flush()?;
+        }
         // Others' traffic (and ICMP errors) arrive here: drain and ignore.
         while sock.try_recv_from(&mut buf).is_ok() {}
     }
@@ -226,6 +257,7 @@ mod tests {
             alt_m: 914.4,
             heading: 280.0,
             speed_mps: 100.0 * 1852.0 / 3600.0,
+            turn_dps: 0.0,
         };
         let g = f.advance(Duration::from_secs(36)); // 1 nm at 100 kt
         let p = f.position("m", 0.0);
@@ -249,6 +281,39 @@ mod tests {
     }
 
     #[test]
+    fn a_turning_flight_flies_a_circle_of_radius_speed_over_rate() {
+        let start = Flight {
+            lat: 63.985,
+            lon: -22.605,
+            alt_m: 914.4,
+            heading: 0.0,
+            speed_mps: 61.7, // 120 kt
+            turn_dps: 3.0,
+        };
+        let mut f = start;
+        let (mut far, step) = (0.0_f64, Duration::from_millis(100));
+        for _ in 0..1200 {
+            // 120 s: one whole standard-rate circle
+            f = f.advance(step);
+            let p = |f: Flight| {
+                to_ecef(Geodetic {
+                    lat_deg: f.lat,
+                    lon_deg: f.lon,
+                    alt_m: f.alt_m,
+                })
+            };
+            far = far.max(fgmp::geo::chord_nm(p(start), p(f)) * fgmp::METRES_PER_NM);
+        }
+        let radius = 61.7 / 3.0_f64.to_radians();
+        assert!((far - 2.0 * radius).abs() < 0.01 * radius, "{far} m across");
+        let back = fgmp::geo::great_circle_m(start.lat, start.lon, f.lat, f.lon);
+        assert!(back < 0.01 * radius, "back where it began: {back} m off");
+        assert!((f.heading - 0.0).abs() < 0.5 || (f.heading - 360.0).abs() < 0.5);
+        let p = f.position("m", 0.0);
+        assert!((p.angular_vel[2] - 3.0_f32.to_radians()).abs() < 1e-6);
+    }
+
+    #[test]
     fn chat_for_ten_seconds_then_empty_and_the_frequency_in_hz() {
         let hz = freq_hz(118.5).unwrap();
         assert_eq!(hz, 118_500_000);
@@ -259,6 +324,7 @@ mod tests {
             alt_m: 900.0,
             heading: 0.0,
             speed_mps: 0.0,
+            turn_dps: 0.0,
         }
         .position("m", 1.0);
         for (t, want) in [(1.0, Some("hi")), (10.5, None)] {

@@ -164,23 +164,53 @@ pub(crate) fn receives(pos_r: [f64; 3], range_r: f64, pos_s: [f64; 3]) -> bool {
 }
 
 /// For each sender, how many other pilots receive its datagrams.
+#[cfg(test)]
+pub(crate) fn fanout(pl: &Placement, range_nm: &[f64]) -> Vec<u64> {
+    fanout_tiered(pl, range_nm, &relay::Tiers::off(), 10.0).in_range
+}
+
+/// Per sender: who receives it, and how much of it under distance tiers.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Fan {
+    /// Receivers in range.
+    pub in_range: Vec<u64>,
+    /// Receivers in range within the full-rate distance ([`relay::Tiers::full_rate_within_nm`]).
+    pub near: Vec<u64>,
+    /// Copies of each of its datagrams the receivers get together: 1 per near
+    /// receiver, the tier's rate over the send rate per farther one.
+    pub expected: Vec<f64>,
+}
+
+/// For each sender, who receives its datagrams sent at `hz` through a relay with
+/// `tiers` (static positions; a tier's hysteresis does not apply).
 ///
 /// Exact: pairs of groups whose members cannot come within the largest range of
 /// each other (by the triangle inequality on their centres and radii) are skipped,
 /// every other pair of pilots is tested with [`receives`].
-pub(crate) fn fanout(pl: &Placement, range_nm: &[f64]) -> Vec<u64> {
+pub(crate) fn fanout_tiered(pl: &Placement, range_nm: &[f64], tiers: &relay::Tiers, hz: f64) -> Fan {
     let n = pl.pos.len();
     assert_eq!(range_nm.len(), n, "one range per pilot");
     let max_range = range_nm.iter().copied().fold(0.0, f64::max);
-    let mut out = vec![0u64; n];
+    let near_nm = tiers.full_rate_within_nm().unwrap_or(-1.0);
+    let share = |d: f64| match tiers.tiers().get(tiers.tier_of(d)) {
+        Some(t) if t.interval_s > 0.0 => (1.0 / (t.interval_s * hz)).min(1.0),
+        _ => 1.0,
+    };
+    let mut out = Fan {
+        in_range: vec![0; n],
+        near: vec![0; n],
+        expected: vec![0.0; n],
+    };
     let mut pair = |a: u32, b: u32| {
         let (a, b) = (a as usize, b as usize);
         let d = chord_nm(pl.pos[a], pl.pos[b]);
-        if d < range_nm[a] {
-            out[b] += 1; // a receives b
-        }
-        if d < range_nm[b] {
-            out[a] += 1;
+        for (r, s) in [(a, b), (b, a)] {
+            if d < range_nm[r] {
+                // r receives s
+                out.in_range[s] += 1;
+                out.near[s] += u64::from(d <= near_nm);
+                out.expected[s] += share(d);
+            }
         }
     };
     for (gi, ga) in pl.groups.iter().enumerate() {

@@ -1,6 +1,7 @@
 //! The engine's settings. Parsing (TOML, fgms.conf, CLI) lives in the binary;
 //! this is the validated result.
 
+use crate::tiers::Tiers;
 use ipnet::IpNet;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -47,6 +48,9 @@ pub struct Config {
     /// on what a spoofed source can make the relay send its victim (see
     /// [`crate::engine`]'s reply budget).
     pub reply_ratio: u32,
+    /// Distance-tiered forwarding: how often a local pilot is sent the position
+    /// datagrams of a pilot at each distance ([`Tiers::off`]: every one, as fgms).
+    pub tiers: Tiers,
 }
 
 impl Default for Config {
@@ -66,6 +70,7 @@ impl Default for Config {
             max_pilots_per_ip: 16,
             max_pilots_per_relay: 5_000,
             reply_ratio: 512,
+            tiers: Tiers::recommended(),
         }
     }
 }

@@ -6,6 +6,8 @@ use crate::expiry::{Entry, ExpiryQueue};
 use crate::sessions::{EndReason, LocalPosition, SessionEvent, SessionLog};
 use crate::spatial::{Placement, SpatialIndex};
 use crate::stats::{add, set, DropReason, Stats};
+use crate::thinning::{self, ChatSeen, Gates, Offer, Pass, SWEEP_EVERY, TIME_OFFSET};
+use crate::tiers::MAX_TIERS;
 use fgmp::header::RangeWord;
 use fgmp::message::{RoutingInfo, RANGE_OFFSET};
 use fgmp::{Callsign, Magic, MsgId};
@@ -56,6 +58,15 @@ struct Pilot {
     last: Vec<u8>,
     /// Datagrams accepted from it since it joined.
     datagrams: u64,
+    /// As a sender: new with every admission and callsign change, so a receiver's
+    /// gate for its slot tells it from an earlier pilot's ([`thinning`]).
+    pair_id: u64,
+    /// As a sender: the `time` of its last position datagram (its clock).
+    last_time: f64,
+    /// As a sender: its chat line as last seen by a thinned pair.
+    chat: ChatSeen,
+    /// As a receiver: its gates, one per sender it gets a thinned stream of.
+    gates: Gates,
 }
 
 /// Keeps `datagram` (capped at [`fgmp::MAX_DATAGRAM`] bytes) in `last`, reusing its buffer.
@@ -179,6 +190,10 @@ pub struct Engine {
     candidates: Vec<u32>,
     relay_wants: Vec<bool>,
     due: Vec<Entry>,
+    /// Within this squared distance (metres²) every datagram goes; -1: none.
+    full_rate_m2: f64,
+    /// When stale gates are next dropped, while there are any.
+    next_sweep: Option<Instant>,
 }
 
 impl Engine {
@@ -206,6 +221,8 @@ impl Engine {
             candidates: Vec::new(),
             relay_wants: Vec::new(),
             due: Vec::new(),
+            full_rate_m2: -1.0,
+            next_sweep: None,
         };
         e.reconfigure(config);
         e
@@ -257,6 +274,17 @@ impl Engine {
             .map(|a| old_cf.get(a).copied().unwrap_or_default())
             .collect();
         let expiry_changed = config.player_expiry != self.config.player_expiry;
+        if config.tiers != self.config.tiers {
+            // A gate's tier is an index into the tiers it was made with.
+            for p in self.slots.iter_mut().flatten() {
+                p.gates = Gates::default();
+            }
+            self.next_sweep = None;
+        }
+        self.full_rate_m2 = config
+            .tiers
+            .full_rate_within_nm()
+            .map_or(-1.0, |nm| (nm * fgmp::METRES_PER_NM).powi(2));
         self.per_source.set_per_source(config.max_pilots_per_ip);
         self.config = config;
         // Re-point remote pilots at the new relay indices; note those to drop.
@@ -496,6 +524,10 @@ impl Engine {
                 p.datagrams = 1;
                 keep(&mut p.last, datagram);
                 p.last_lazy_relay = None;
+                // A new aircraft to every receiver: its first datagram passes.
+                p.pair_id = self.next_serial;
+                self.next_serial += 1;
+                p.chat = ChatSeen::default();
                 p.credit = earn(p.credit, datagram.len(), self.config.reply_ratio);
                 if let Some(log) = &mut self.sessions {
                     log.push(SessionEvent::Began {
@@ -550,6 +582,10 @@ impl Engine {
             credit: earn(0, datagram.len(), self.config.reply_ratio),
             last: datagram[..datagram.len().min(fgmp::MAX_DATAGRAM)].to_vec(),
             datagrams: 1,
+            pair_id: serial,
+            last_time: f64::NAN,
+            chat: ChatSeen::default(),
+            gates: Gates::default(),
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -598,10 +634,36 @@ impl Engine {
         now: Instant,
         out: &mut Outbox,
     ) {
-        let Some(sp) = self.slots[sender as usize].as_ref() else {
+        let Some(sp) = self.slots[sender as usize].as_mut() else {
             return;
         };
         let sender_pos = sp.pos;
+        // Distance tiers thin position datagrams (never chat, never relay links).
+        let thin = info.msg_id == MsgId::Position && !self.config.tiers.is_off();
+        let time = if thin {
+            wire::f64_be_at(datagram, TIME_OFFSET).unwrap_or(f64::NAN)
+        } else {
+            f64::NAN
+        };
+        let period = time - sp.last_time;
+        if thin {
+            sp.last_time = time;
+        }
+        let offer = Offer {
+            tiers: &self.config.tiers,
+            full_rate_m2: self.full_rate_m2,
+            sender,
+            pair_id: sp.pair_id,
+            time,
+            period,
+            datagram,
+        };
+        let mut chat = ChatSeen {
+            checked: false,
+            ..sp.chat
+        };
+        let mut thinned = [0u64; MAX_TIERS];
+        let mut gated = false;
         // Local receivers whose own range covers the sender; note relays with a pilot in range.
         self.candidates.clear();
         let cands = &mut self.candidates;
@@ -624,15 +686,29 @@ impl Engine {
                 r.pos[2] - sender_pos[2],
             ];
             let range_m = r.range_nm * fgmp::METRES_PER_NM;
-            if d[0] * d[0] + d[1] * d[1] + d[2] * d[2] >= range_m * range_m {
+            let d2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+            if d2 >= range_m * range_m {
                 continue;
             }
             match r.origin {
                 // Never back to the source address (a relay matched by IP alone may
                 // send from the socket of a local pilot).
                 Origin::Local if r.addr == from => {}
-                Origin::Local if r.credit < datagram.len() as u64 => withheld += 1,
                 Origin::Local => {
+                    // Farther than the full-rate tier (or leaving it): the pair's gate says.
+                    if thin && (d2 > offer.full_rate_m2 || !r.gates.is_empty()) {
+                        match thinning::pass(&offer, &mut r.gates, d2, &mut chat) {
+                            Pass::Sent(made) => gated |= made,
+                            Pass::Thinned(tier) => {
+                                thinned[tier] += 1;
+                                continue;
+                            }
+                        }
+                    }
+                    if r.credit < datagram.len() as u64 {
+                        withheld += 1;
+                        continue;
+                    }
                     r.credit -= datagram.len() as u64;
                     let pl = *to_clients.get_or_insert_with(|| {
                         let pl = out.payload(datagram);
@@ -653,6 +729,17 @@ impl Engine {
         self.count_out(datagram.len(), n_clients);
         if withheld > 0 {
             add(&self.stats.copies_withheld, withheld);
+        }
+        if thin {
+            if chat.checked {
+                if let Some(sp) = self.slots[sender as usize].as_mut() {
+                    sp.chat = chat;
+                }
+            }
+            self.stats.count_thinned(&thinned, datagram.len());
+            if gated && self.next_sweep.is_none() {
+                self.next_sweep = Some(now + SWEEP_EVERY);
+            }
         }
         // Relays: local senders always, relay traffic only in hub mode, never back.
         if self.config.relays.is_empty() || (origin != Origin::Local && !self.config.hub) {
@@ -710,13 +797,19 @@ impl Engine {
 
     /// When [`Engine::handle_timeout`] should next be called, if at all.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.expiry.next_due()
+        match (self.expiry.next_due(), self.next_sweep) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Drops pilots silent for longer than `player_expiry` (nothing is sent; `out` is
     /// the shared engine interface's). Only the pilots whose deadline has come are
     /// looked at: the cost is per due pilot, not per pilot in the table.
     pub fn handle_timeout(&mut self, now: Instant, _out: &mut Outbox) {
+        if self.next_sweep.is_some_and(|t| now >= t) {
+            self.sweep_gates(now);
+        }
         if self.expiry.next_due().is_none_or(|t| now < t) {
             return;
         }
@@ -740,6 +833,36 @@ impl Engine {
             }
         }
         self.due = due;
+    }
+
+    /// Drops the gates of senders gone, replaced or out of their receiver's range
+    /// (the cost is one look per gate, every [`SWEEP_EVERY`] while any are held).
+    fn sweep_gates(&mut self, now: Instant) {
+        let mut left = 0;
+        for id in 0..self.slots.len() {
+            let Some(r) = self.slots[id].as_mut() else {
+                continue;
+            };
+            if r.gates.is_empty() {
+                continue;
+            }
+            let mut gates = std::mem::take(&mut r.gates);
+            let (pos, range_m) = (r.pos, r.range_nm * fgmp::METRES_PER_NM);
+            let slots = &self.slots;
+            left += thinning::sweep(&mut gates, |slot, pair_id| {
+                slots
+                    .get(slot as usize)
+                    .and_then(Option::as_ref)
+                    .is_some_and(|s| {
+                        let d: f64 = (0..3).map(|k| (s.pos[k] - pos[k]).powi(2)).sum();
+                        s.pair_id == pair_id && d < range_m * range_m
+                    })
+            });
+            if let Some(r) = self.slots[id].as_mut() {
+                r.gates = gates;
+            }
+        }
+        self.next_sweep = (left > 0).then(|| now + SWEEP_EVERY);
     }
 
     fn remove(&mut self, id: u32, why: EndReason) {
@@ -775,6 +898,12 @@ impl Engine {
         let local = self.by_addr.len();
         set(&self.stats.pilots_local, local as u64);
         set(&self.stats.pilots_remote, (total - local) as u64);
+    }
+
+    /// Per-pair gates held for distance-tiered forwarding, over every receiver
+    /// (one per receiver and sender it gets a thinned stream of).
+    pub fn gate_count(&self) -> usize {
+        self.slots.iter().flatten().map(|p| p.gates.len()).sum()
     }
 
     /// Number of pilots known (local and remote, observers included), as fgms counts "N pilot(s) online".

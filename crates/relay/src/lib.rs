@@ -15,6 +15,7 @@ pub mod sessions;
 pub mod spatial;
 pub mod stats;
 pub mod telnet;
+pub mod thinning;
 pub mod tiers;
 
 pub use config::{source_key, Config, RelayPeer};
@@ -22,3 +23,4 @@ pub use engine::{Engine, LinkCounters, LinkKind, LinkView, Origin, PilotView};
 pub use sansio::{Outbox, Transmit};
 pub use sessions::{EndReason, LocalPosition, SessionEvent};
 pub use stats::{DropReason, Stats};
+pub use tiers::{Tier, Tiers};

@@ -118,6 +118,16 @@ pub mod families {
             "lobby_relay_session_events_shed_total",
             "Pilot session events not passed to the tracker and the flight log: the pilot or its address had begun too many sessions (a model or callsign flip-flop).",
         );
+        THINNED_DATAGRAMS = Family::counter(
+            "lobby_relay_thinned_datagrams_total",
+            "Position datagrams not sent to a local pilot because the sender was in a thinned distance tier (by tier, 0 nearest; [relay] tiers).",
+        )
+        .label("tier");
+        THINNED_BYTES = Family::counter(
+            "lobby_relay_thinned_bytes_total",
+            "Bytes of the datagrams lobby_relay_thinned_datagrams_total counts, by tier.",
+        )
+        .label("tier");
         DATAGRAMS_DROPPED = Family::counter(
             "lobby_relay_datagrams_dropped_total",
             "Datagrams the relay dropped, by reason.",
@@ -274,6 +284,22 @@ telemetry::fields! {
         /// Session events not passed on (counted by the pilot feed): the pilot (its
         /// address and callsign) or its address had used its share of sessions.
         pub session_events_shed => SESSION_EVENTS_SHED;
+        /// Position datagrams thinned in tier 0 (the nearest).
+        pub thinned_tier0 => THINNED_DATAGRAMS["0"];
+        /// Position datagrams thinned in tier 1.
+        pub thinned_tier1 => THINNED_DATAGRAMS["1"];
+        /// Position datagrams thinned in tier 2.
+        pub thinned_tier2 => THINNED_DATAGRAMS["2"];
+        /// Position datagrams thinned in tier 3.
+        pub thinned_tier3 => THINNED_DATAGRAMS["3"];
+        /// Bytes thinned in tier 0.
+        pub thinned_bytes_tier0 => THINNED_BYTES["0"];
+        /// Bytes thinned in tier 1.
+        pub thinned_bytes_tier1 => THINNED_BYTES["1"];
+        /// Bytes thinned in tier 2.
+        pub thinned_bytes_tier2 => THINNED_BYTES["2"];
+        /// Bytes thinned in tier 3.
+        pub thinned_bytes_tier3 => THINNED_BYTES["3"];
     }
     tail drops: Drops;
 }
@@ -283,6 +309,33 @@ impl Stats {
     #[inline]
     pub fn count_drop(&self, reason: DropReason) {
         self.drops.incr(reason);
+    }
+
+    /// Counts the copies of one `len`-byte datagram thinned, per tier.
+    pub fn count_thinned(&self, per_tier: &[u64; crate::tiers::MAX_TIERS], len: usize) {
+        let counters = [
+            (&self.thinned_tier0, &self.thinned_bytes_tier0),
+            (&self.thinned_tier1, &self.thinned_bytes_tier1),
+            (&self.thinned_tier2, &self.thinned_bytes_tier2),
+            (&self.thinned_tier3, &self.thinned_bytes_tier3),
+        ];
+        for (&n, (d, b)) in per_tier.iter().zip(counters) {
+            if n > 0 {
+                add(d, n);
+                add(b, n * len as u64);
+            }
+        }
+    }
+
+    /// Datagrams and bytes thinned so far, per tier (0 nearest).
+    pub fn thinned(&self) -> [(u64, u64); crate::tiers::MAX_TIERS] {
+        let g = |c: &AtomicU64| c.load(Relaxed);
+        [
+            (g(&self.thinned_tier0), g(&self.thinned_bytes_tier0)),
+            (g(&self.thinned_tier1), g(&self.thinned_bytes_tier1)),
+            (g(&self.thinned_tier2), g(&self.thinned_bytes_tier2)),
+            (g(&self.thinned_tier3), g(&self.thinned_bytes_tier3)),
+        ]
     }
 
     /// Datagrams dropped for `reason` so far.
@@ -331,7 +384,7 @@ mod tests {
         assert_eq!(snap.len(), Stats::TABLE.counters.len());
         assert_eq!(snap[28], ("tracker_connected", 7));
         for (i, r) in DropReason::ALL.into_iter().enumerate() {
-            assert_eq!(snap[31 + i], (r.name(), i as u64 + 1));
+            assert_eq!(snap[39 + i], (r.name(), i as u64 + 1));
             assert_eq!(s.dropped(r), i as u64 + 1);
         }
         assert_eq!(s.dropped_total(), (1..=21).sum::<u64>());

@@ -5,7 +5,7 @@
 use fgmp::geo::{to_ecef, Geodetic};
 use fgmp::message::{to_bytes, Message, Position};
 use fgmp::Callsign;
-use relay::{Config, DropReason, Engine, RelayPeer, Stats};
+use relay::{Config, DropReason, Engine, RelayPeer, Stats, Tiers};
 use sansio::net::{Hop, Network};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -86,6 +86,9 @@ fn relay_engine(peers: &[SocketAddr], hub: bool) -> Engine {
             })
             .collect(),
         hub,
+        // These pilots replay one datagram (its `time` never moves): the links are
+        // the subject here; distance tiers over links are `tests/tiers.rs`'s.
+        tiers: Tiers::off(),
         ..Config::default()
     };
     Engine::new(config, Arc::new(Stats::default()))

@@ -15,7 +15,7 @@
 use fgmp::geo::{to_ecef, Geodetic};
 use fgmp::message::{to_bytes, Message, Position};
 use fgmp::Callsign;
-use relay::{Config, Engine, Outbox, RelayPeer, Stats};
+use relay::{Config, Engine, Outbox, RelayPeer, Stats, Tiers};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -93,6 +93,8 @@ struct Run {
     out: Outbox,
     t0: Instant,
     digest: Digest,
+    /// What each input made the engine send, sorted.
+    sets: Vec<Sent>,
 }
 
 impl Run {
@@ -102,6 +104,7 @@ impl Run {
         self.e.handle(d, from, now, &mut self.out);
         let mut sent: Vec<(SocketAddr, Vec<u8>)> = self.out.drain_owned();
         sent.sort();
+        self.sets.push(sent.clone());
         for (to, bytes) in sent {
             self.digest.eat(to.to_string().as_bytes());
             self.digest.eat(&[0]);
@@ -120,8 +123,16 @@ impl Run {
     }
 }
 
+/// What one input made the engine send, sorted by address and bytes.
+type Sent = Vec<(SocketAddr, Vec<u8>)>;
+
 /// The recorded load through an engine with `config`.
 fn record(config: Config) -> Digest {
+    record_all(config).0
+}
+
+/// The recorded load through an engine with `config`, and what each input sent.
+fn record_all(config: Config) -> (Digest, Vec<Sent>) {
     let mut run = Run {
         e: Engine::new(config, Arc::new(Stats::default())),
         out: Outbox::new(),
@@ -132,6 +143,7 @@ fn record(config: Config) -> Digest {
             bytes: 0,
             to_relay: 0,
         },
+        sets: Vec::new(),
     };
     let mut rng = Lcg(0x1b1f_2026);
     let mut pilots: Vec<Pilot> = (0..PILOTS)
@@ -187,7 +199,7 @@ fn record(config: Config) -> Digest {
         }
         run.tick(t + 0.09);
     }
-    run.digest
+    (run.digest, run.sets)
 }
 
 fn config() -> Config {
@@ -196,6 +208,7 @@ fn config() -> Config {
             addr: RELAY.parse().unwrap(),
             label: "peer".into(),
         }],
+        tiers: Tiers::off(),
         ..Config::default()
     }
 }
@@ -235,5 +248,34 @@ fn the_recording_is_deterministic() {
         a.to_relay > 0 && a.to_relay < a.datagrams / 10,
         "{}",
         a.to_relay
+    );
+}
+
+#[test]
+fn tiers_on_send_part_of_the_recording_and_the_link_all_of_its_share() {
+    let (off, off_sets) = record_all(config());
+    let (on, on_sets) = record_all(Config {
+        tiers: Tiers::recommended(),
+        ..config()
+    });
+    assert_eq!(on_sets.len(), off_sets.len());
+    for (i, (on, off)) in on_sets.iter().zip(&off_sets).enumerate() {
+        // Nothing new, nothing altered: every datagram sent with tiers is one the
+        // engine sent without them, to the same address.
+        let mut k = 0;
+        for d in on {
+            while k < off.len() && &off[k] != d {
+                k += 1;
+            }
+            assert!(k < off.len(), "input {i}: {:?} not in the recording", d.0);
+        }
+    }
+    // The relay link is not thinned (its relay thins for its own pilots).
+    assert_eq!(on.to_relay, TO_RELAY);
+    assert!(
+        on.datagrams * 10 < off.datagrams * 6,
+        "48 pilots over 150 nm: {} of {} sent",
+        on.datagrams,
+        off.datagrams
     );
 }

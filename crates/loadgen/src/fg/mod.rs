@@ -21,7 +21,7 @@ mod sender;
 pub use churn::ChurnReport;
 pub use report::{Latency, Report};
 
-use crate::layout::{fanout, place, Layout};
+use crate::layout::{fanout_tiered, place, Layout};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use receiver::{receiver, RecvResult};
@@ -112,6 +112,11 @@ pub struct FgArgs {
     /// positions, so keep `speed × seconds` small next to `--range` when it matters.
     #[arg(long = "move", default_value_t = 0.0, value_name = "KT")]
     pub move_kt: f64,
+    /// The target's distance tiers (lobby relay's `--tiers`, e.g. "full@10,2hz@40,1hz";
+    /// "off" for fgms or `--tiers off`): what each pilot should receive of each other
+    /// pilot. The report then also counts the near pairs (full rate) on their own.
+    #[arg(long, default_value = "off", value_name = "TIERS")]
+    pub tiers: String,
 }
 
 impl FgArgs {
@@ -136,6 +141,8 @@ struct Plan {
     n: usize,
     range: f64,
     pos: Vec<[f64; 3]>,
+    /// Pairs this close (nm) get every datagram under the target's tiers.
+    near_nm: f64,
     /// Unmeasured rounds first.
     warmup_rounds: u64,
     /// Measured rounds.
@@ -204,7 +211,7 @@ impl Plan {
     }
 
     /// The timeline of `args` for pilots at `pos`; `base_ns` is `CLOCK_REALTIME` at the start.
-    fn new(args: &FgArgs, pos: Vec<[f64; 3]>, base_ns: i64) -> Plan {
+    fn new(args: &FgArgs, pos: Vec<[f64; 3]>, near_nm: f64, base_ns: i64) -> Plan {
         let n = pos.len();
         let warmup_rounds = ((args.warmup * args.hz).ceil() as u64).max(1);
         let rounds = ((args.seconds * args.hz).round() as u64).max(1);
@@ -216,6 +223,7 @@ impl Plan {
             n,
             range: f64::from(args.range),
             pos,
+            near_nm,
             warmup_rounds,
             rounds,
             dt: 1.0 / (n as f64 * args.hz),
@@ -250,6 +258,7 @@ fn validate(a: &FgArgs) -> Result<()> {
     if !(a.move_kt.is_finite() && (0.0..=2000.0).contains(&a.move_kt)) {
         bail!("--move must be between 0 and 2000 kt");
     }
+    relay::Tiers::parse(&a.tiers, 0.0).context("--tiers")?;
     a.churn_args().validate()
 }
 
@@ -345,7 +354,8 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
     }
     let spread = args.spread.unwrap_or(args.layout.default_spread_nm());
     let placement = place(args.layout.airports(), n, spread);
-    let fan = fanout(&placement, &vec![f64::from(args.range); n]);
+    let tiers = relay::Tiers::parse(&args.tiers, 0.0)?;
+    let fan = fanout_tiered(&placement, &vec![f64::from(args.range); n], &tiers, args.hz);
     let socks = Arc::new(open_sockets(n, bind, args.bind.is_none(), target)?);
     let ports: Vec<u16> = socks
         .iter()
@@ -353,7 +363,8 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
         .collect();
 
     let start = Instant::now();
-    let plan = Arc::new(Plan::new(&args, placement.pos, realtime_ns()));
+    let near_nm = tiers.full_rate_within_nm().unwrap_or(-1.0);
+    let plan = Arc::new(Plan::new(&args, placement.pos, near_nm, realtime_ns()));
     let live = Arc::new(Live::default());
     let threads = Threads::spawn(&args, &socks, (bind, target), &plan, start, &stop, &live)?;
     let progress = std::io::stderr().is_terminal();

@@ -4,6 +4,7 @@
 use super::{secs, stamp_now, Live, Plan};
 use crate::histogram::Histogram;
 use crate::layout::receives;
+use fgmp::geo::chord_nm;
 use crate::packet::read_stamp;
 use crate::procstat;
 use anyhow::{Context, Result};
@@ -31,6 +32,8 @@ pub(super) struct RecvResult {
     pub cpu_s: f64,
     pub hist: Histogram,
     pub received: u64,
+    /// Of `received`, those from pilots within the full-rate distance.
+    pub received_near: u64,
     pub warmup_received: u64,
     pub unexpected: u64,
     pub malformed: u64,
@@ -55,6 +58,7 @@ impl RecvResult {
     pub(crate) fn merge(&mut self, r: &RecvResult) {
         self.hist.merge(&r.hist);
         self.received += r.received;
+        self.received_near += r.received_near;
         self.warmup_received += r.warmup_received;
         self.unexpected += r.unexpected;
         self.malformed += r.malformed;
@@ -111,6 +115,7 @@ impl RecvResult {
                 continue;
             }
             self.received += 1;
+            self.received_near += u64::from(chord_nm(plan.pos[me], plan.pos[from]) <= plan.near_nm);
             self.hist
                 .record(((arrived - s.sent_s) * 1e6).max(0.0) as u64);
         }

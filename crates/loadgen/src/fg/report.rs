@@ -59,8 +59,12 @@ pub struct Report {
     pub seconds: f64,
     /// Unmeasured rounds sent before the window.
     pub warmup_rounds: u64,
+    /// The target's distance tiers, as given (`off`: every datagram to everyone in range).
+    pub tiers: String,
     /// Receivers per datagram, averaged over pilots.
     pub mean_fanout: f64,
+    /// Of those, receivers within the full-rate distance (all of them with tiers off).
+    pub mean_near_fanout: f64,
     /// Datagrams sent in the measured window (= datagrams offered to the server).
     pub sent: u64,
     /// Measured datagrams not sent because the sender ran out of time.
@@ -75,10 +79,20 @@ pub struct Report {
     pub received: u64,
     /// received / expected.
     pub delivery_ratio: f64,
+    /// Deliveries from pilots within the full-rate distance (every datagram).
+    pub expected_near: u64,
+    /// Measured datagrams received from pilots within the full-rate distance.
+    pub received_near: u64,
+    /// received_near / expected_near: the near pilots' share of what they sent.
+    pub near_delivery_ratio: f64,
     /// Throughput: datagrams (measured or warmup) that arrived at the pilots during
     /// the measured window, per second. Unlike `received` this still counts when an
     /// overloaded server is working through a backlog of older datagrams.
     pub forwarded_per_s: f64,
+    /// Bytes per second of `forwarded_per_s` (every datagram is the 892-byte template).
+    pub forwarded_bytes_per_s: f64,
+    /// What one pilot received per second, on average: `forwarded_per_s` / pilots.
+    pub per_pilot_received_per_s: f64,
     /// Datagrams that arrived from the window's start to the end of the drain (the CPU window).
     pub forwarded_in_cpu_window: u64,
     /// Received datagrams the range rule says should not have arrived (own echo, out of range).
@@ -147,7 +161,7 @@ pub(super) struct Measured<'a> {
     pub spread: f64,
     pub warmup_rounds: u64,
     /// Receivers per datagram of each pilot.
-    pub fan: &'a [u64],
+    pub fan: &'a crate::layout::Fan,
     /// The pilot sockets' local ports.
     pub ports: &'a [u16],
     pub sent: &'a SendResult,
@@ -166,13 +180,21 @@ impl Report {
     /// Derives every figure from what the run collected.
     pub(super) fn build(m: Measured) -> Report {
         let (args, sent, recv) = (m.args, m.sent, m.recv);
-        let n = m.fan.len();
-        let expected: u64 = sent
+        let n = m.fan.in_range.len();
+        let expected = sent
             .per_pilot
             .iter()
-            .zip(m.fan)
+            .zip(&m.fan.expected)
+            .map(|(&s, &f)| f64::from(s) * f)
+            .sum::<f64>()
+            .round() as u64;
+        let expected_near: u64 = sent
+            .per_pilot
+            .iter()
+            .zip(&m.fan.near)
             .map(|(&s, &f)| u64::from(s) * f)
             .sum();
+        let forwarded_per_s = recv.window_arrivals as f64 / args.seconds;
         let cpu = Cpu::between(m.before, m.after);
         let requested = n as f64 * args.hz;
         let achieved = sent.sent as f64 / args.seconds;
@@ -188,7 +210,9 @@ impl Report {
             hz: args.hz,
             seconds: args.seconds,
             warmup_rounds: m.warmup_rounds,
-            mean_fanout: m.fan.iter().sum::<u64>() as f64 / n as f64,
+            tiers: args.tiers.clone(),
+            mean_fanout: m.fan.in_range.iter().sum::<u64>() as f64 / n as f64,
+            mean_near_fanout: m.fan.near.iter().sum::<u64>() as f64 / n as f64,
             sent: sent.sent,
             unsent: sent.unsent,
             warmup_sent: sent.warmup_sent,
@@ -196,7 +220,12 @@ impl Report {
             expected,
             received: recv.received,
             delivery_ratio: ratio(recv.received as f64, expected as f64, 1.0),
-            forwarded_per_s: recv.window_arrivals as f64 / args.seconds,
+            expected_near,
+            received_near: recv.received_near,
+            near_delivery_ratio: ratio(recv.received_near as f64, expected_near as f64, 1.0),
+            forwarded_per_s,
+            forwarded_bytes_per_s: forwarded_per_s * crate::packet::TEMPLATE.len() as f64,
+            per_pilot_received_per_s: forwarded_per_s / n as f64,
             forwarded_in_cpu_window: recv.cpu_window_arrivals,
             unexpected: recv.unexpected,
             malformed: recv.malformed,
@@ -414,8 +443,8 @@ pub(super) fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<(
     )?;
     writeln!(
         out,
-        "mean fan-out            {:.1} receivers per datagram",
-        r.mean_fanout
+        "mean fan-out            {:.1} receivers per datagram ({:.1} within full rate; tiers {})",
+        r.mean_fanout, r.mean_near_fanout, r.tiers
     )?;
     writeln!(
         out,
@@ -430,8 +459,17 @@ pub(super) fn write_table(out: &mut impl Write, r: &Report) -> std::io::Result<(
     )?;
     writeln!(
         out,
-        "delivery ratio          {:.4}%",
-        r.delivery_ratio * 100.0
+        "delivery ratio          {:.4}% (near pilots: {:.4}% of {})",
+        r.delivery_ratio * 100.0,
+        r.near_delivery_ratio * 100.0,
+        r.expected_near
+    )?;
+    writeln!(
+        out,
+        "one pilot receives      {:.1} datagrams/s ({:.0} kB/s); all: {:.1} MB/s",
+        r.per_pilot_received_per_s,
+        r.per_pilot_received_per_s * crate::packet::TEMPLATE.len() as f64 / 1e3,
+        r.forwarded_bytes_per_s / 1e6
     )?;
     if r.unexpected + r.malformed > 0 {
         writeln!(
