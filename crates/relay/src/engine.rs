@@ -6,7 +6,7 @@ use crate::expiry::{Entry, ExpiryQueue};
 use crate::sessions::{EndReason, LocalPosition, SessionEvent, SessionLog};
 use crate::spatial::{Placement, SpatialIndex};
 use crate::stats::{add, set, DropReason, Stats};
-use crate::thinning::{self, ChatSeen, Gates, Offer, Pass, SWEEP_EVERY, TIME_OFFSET};
+use crate::thinning::{self, ChatSeen, GateBudget, Gates, Offer, Pass, SWEEP_EVERY, TIME_OFFSET};
 use crate::tiers::MAX_TIERS;
 use fgmp::header::RangeWord;
 use fgmp::message::{RoutingInfo, RANGE_OFFSET};
@@ -194,6 +194,8 @@ pub struct Engine {
     full_rate_m2: f64,
     /// When stale gates are next dropped, while there are any.
     next_sweep: Option<Instant>,
+    /// Gates held and their caps.
+    gate_budget: GateBudget,
 }
 
 impl Engine {
@@ -223,6 +225,7 @@ impl Engine {
             due: Vec::new(),
             full_rate_m2: -1.0,
             next_sweep: None,
+            gate_budget: GateBudget::default(),
         };
         e.reconfigure(config);
         e
@@ -280,6 +283,7 @@ impl Engine {
                 p.gates = Gates::default();
             }
             self.next_sweep = None;
+            self.gate_budget.held = 0;
         }
         self.full_rate_m2 = config
             .tiers
@@ -658,10 +662,7 @@ impl Engine {
             period,
             datagram,
         };
-        let mut chat = ChatSeen {
-            checked: false,
-            ..sp.chat
-        };
+        let mut chat = sp.chat.next();
         let mut thinned = [0u64; MAX_TIERS];
         let mut gated = false;
         // Local receivers whose own range covers the sender; note relays with a pilot in range.
@@ -697,7 +698,8 @@ impl Engine {
                 Origin::Local => {
                     // Farther than the full-rate tier (or leaving it): the pair's gate says.
                     if thin && (d2 > offer.full_rate_m2 || !r.gates.is_empty()) {
-                        match thinning::pass(&offer, &mut r.gates, d2, &mut chat) {
+                        let budget = &mut self.gate_budget;
+                        match thinning::pass(&offer, &mut r.gates, d2, &mut chat, budget) {
                             Pass::Sent(made) => gated |= made,
                             Pass::Thinned(tier) => {
                                 thinned[tier] += 1;
@@ -862,6 +864,7 @@ impl Engine {
                 r.gates = gates;
             }
         }
+        self.gate_budget.held = left;
         self.next_sweep = (left > 0).then(|| now + SWEEP_EVERY);
     }
 
@@ -888,6 +891,7 @@ impl Engine {
                 self.per_source.remove(p.addr.ip());
             }
             self.index.remove(id, p.placement);
+            self.gate_budget.held -= p.gates.len();
             self.free.push(id);
         }
         self.publish_counts();
@@ -903,7 +907,17 @@ impl Engine {
     /// Per-pair gates held for distance-tiered forwarding, over every receiver
     /// (one per receiver and sender it gets a thinned stream of).
     pub fn gate_count(&self) -> usize {
-        self.slots.iter().flatten().map(|p| p.gates.len()).sum()
+        debug_assert_eq!(
+            self.gate_budget.held,
+            self.slots.iter().flatten().map(|p| p.gates.len()).sum::<usize>()
+        );
+        self.gate_budget.held
+    }
+
+    /// Sets the caps on gates (tests show them binding with small ones).
+    pub fn set_gate_caps(&mut self, total: usize, per_receiver: usize) {
+        self.gate_budget.total = total;
+        self.gate_budget.per_receiver = per_receiver;
     }
 
     /// Number of pilots known (local and remote, observers included), as fgms counts "N pilot(s) online".

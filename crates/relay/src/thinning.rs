@@ -10,10 +10,13 @@
 //! - A gate is keyed by the sender's slot and remembers the sender's pair id (new
 //!   with every admission and every callsign change), so a slot used again by
 //!   another pilot is a new pair, whose first datagram passes.
-//! - **Bounded**: one gate per (receiver, sender in its range), at most
-//!   [`crate::Config::max_pilots`] per receiver; a receiver's gates go with it, and
-//!   [`sweep`] drops, every [`SWEEP_EVERY`], the gates of senders gone, replaced or
-//!   out of the receiver's range.
+//! - **Bounded**: one gate per (receiver, far sender in its range), at most
+//!   [`MAX_GATES_PER_RECEIVER`] per receiver and [`MAX_GATES`] in all; past a cap a
+//!   far pair without a gate is decided by [`stateless`] (the sender's own clock
+//!   crossing the tier's grid: even spacing without per-pair state, only the
+//!   hysteresis and the first-datagram rule lost). A receiver's gates go with it,
+//!   and [`sweep`] drops, every [`SWEEP_EVERY`], the gates of senders gone,
+//!   replaced or out of the receiver's range.
 
 use crate::tiers::{Gate, Tiers};
 use std::collections::hash_map::Entry;
@@ -74,6 +77,8 @@ pub struct ChatSeen {
     pub version: u32,
     /// Whether this datagram was read already.
     pub checked: bool,
+    /// Whether this datagram's line is new (it grew the version).
+    pub fresh: bool,
 }
 
 impl ChatSeen {
@@ -86,6 +91,7 @@ impl ChatSeen {
                 self.print = print;
                 if print != 0 {
                     self.version = self.version.wrapping_add(1);
+                    self.fresh = true;
                 }
             }
         }
@@ -112,6 +118,17 @@ pub struct Offer<'a> {
     pub datagram: &'a [u8],
 }
 
+impl ChatSeen {
+    /// The sender's chat state before a new datagram is read.
+    pub fn next(self) -> ChatSeen {
+        ChatSeen {
+            checked: false,
+            fresh: false,
+            ..self
+        }
+    }
+}
+
 /// What happened to one pair.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
@@ -121,16 +138,51 @@ pub enum Pass {
     Thinned(usize),
 }
 
+/// Gates held over every receiver, and the caps: past either, a far pair gets no
+/// gate of its own and the stateless rule ([`stateless`]) decides for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GateBudget {
+    /// Gates held now, over every receiver.
+    pub held: usize,
+    /// Most gates over every receiver.
+    pub total: usize,
+    /// Most gates one receiver holds.
+    pub per_receiver: usize,
+}
+
+/// Most gates over every receiver: about 40 bytes each, so 2 million is about
+/// 80 MB, room for a fly-in of 1,400 pilots all in range of each other.
+pub const MAX_GATES: usize = 2_000_000;
+/// Most gates one receiver holds (far senders in its range).
+pub const MAX_GATES_PER_RECEIVER: usize = 4_096;
+
+impl Default for GateBudget {
+    fn default() -> Self {
+        GateBudget {
+            held: 0,
+            total: MAX_GATES,
+            per_receiver: MAX_GATES_PER_RECEIVER,
+        }
+    }
+}
+
 /// Whether the offered datagram goes to a receiver `d2` (squared ECEF metres)
-/// away holding `gates`; updates them.
-pub fn pass(offer: &Offer<'_>, gates: &mut Gates, d2: f64, chat: &mut ChatSeen) -> Pass {
+/// away holding `gates`; updates them and the budget.
+pub fn pass(
+    offer: &Offer<'_>,
+    gates: &mut Gates,
+    d2: f64,
+    chat: &mut ChatSeen,
+    budget: &mut GateBudget,
+) -> Pass {
     if d2 <= offer.full_rate_m2 {
-        if !gates.is_empty() {
-            gates.remove(&offer.sender);
+        if !gates.is_empty() && gates.remove(&offer.sender).is_some() {
+            budget.held -= 1;
         }
         return Pass::Sent(false);
     }
     let nm = d2.sqrt() / fgmp::METRES_PER_NM;
+    let at_cap = budget.held >= budget.total || gates.len() >= budget.per_receiver;
     match gates.entry(offer.sender) {
         Entry::Occupied(mut e) if e.get().pair_id == offer.pair_id => {
             let g = e.get_mut();
@@ -145,12 +197,17 @@ pub fn pass(offer: &Offer<'_>, gates: &mut Gates, d2: f64, chat: &mut ChatSeen) 
         }
         entry => {
             let gate = Gate::first(offer.tiers, nm, offer.time);
+            let new = matches!(entry, Entry::Vacant(_));
             if offer.full_rate_m2 >= 0.0 && gate.tier() == 0 {
                 // Still within the hysteresis of the full-rate tier.
                 if let Entry::Occupied(e) = entry {
                     e.remove();
+                    budget.held -= 1;
                 }
                 return Pass::Sent(false);
+            }
+            if new && at_cap {
+                return stateless(offer, nm, chat);
             }
             let g = PairGate {
                 pair_id: offer.pair_id,
@@ -163,10 +220,31 @@ pub fn pass(offer: &Offer<'_>, gates: &mut Gates, d2: f64, chat: &mut ChatSeen) 
                 }
                 Entry::Vacant(e) => {
                     e.insert(g);
+                    budget.held += 1;
                 }
             }
             Pass::Sent(true)
         }
+    }
+}
+
+/// The decision for a far pair without a gate (the caps are reached): the
+/// datagram goes when the sender's clock crosses a multiple of the tier's
+/// interval since its datagram before (evenly spaced on its own grid, no state
+/// per pair), or when it carries a new chat line; tiers without hysteresis.
+pub fn stateless(offer: &Offer<'_>, nm: f64, chat: &mut ChatSeen) -> Pass {
+    let tier = offer.tiers.tier_of(nm);
+    let interval = offer.tiers.tiers().get(tier).map_or(0.0, |t| t.interval_s);
+    chat.version(offer.datagram);
+    let new_line = chat.fresh;
+    let (now, prev) = (offer.time, offer.time - offer.period);
+    let crossed = interval == 0.0
+        || !(offer.period > 0.0)
+        || (now / interval).floor() != (prev / interval).floor();
+    if crossed || new_line {
+        Pass::Sent(false)
+    } else {
+        Pass::Thinned(tier)
     }
 }
 

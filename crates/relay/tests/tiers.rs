@@ -387,3 +387,37 @@ fn a_linked_relay_gets_full_rate_for_its_pilot_in_range_and_thins_for_it() {
     let n = to_alpha.iter().filter(|d| callsign_of(&d.payload) == "FARB").count();
     assert!((19..=22).contains(&n), "and ALPHA 1 Hz of FARB: {n}");
 }
+
+#[test]
+fn past_the_gate_caps_far_pairs_still_get_their_tiers_rate_without_state() {
+    for (total, per_receiver) in [(1_000_000, 1_000), (6, 1_000), (1_000_000, 2)] {
+        let mut rig = Rig::new(Tiers::recommended());
+        rig.e.set_gate_caps(total, per_receiver);
+        let mut pilots: Vec<Pilot> = (0..8)
+            .map(|i| {
+                Pilot::new(
+                    &format!("F{i}"),
+                    &format!("10.3.0.{}:5000", i + 1),
+                    45.0 + 4.0 * i as f64,
+                    7.77 * i as f64,
+                )
+            })
+            .collect();
+        rig.fly(&mut pilots, 0.0, 30.0, |_, _| {});
+        let held = rig.e.gate_count();
+        assert!(held <= total, "{held} gates held, cap {total}");
+        for i in 0..8 {
+            let times = rig.times(&format!("F{i}"));
+            let rate = times.len() as f64 / 30.0;
+            assert!((0.9..=1.1).contains(&rate), "F{i}: {rate} Hz (caps {total}/{per_receiver})");
+            for w in times.windows(2).skip(1) {
+                assert!((w[1] - w[0] - 1.0).abs() < 0.01, "F{i}: gap {}", w[1] - w[0]);
+            }
+        }
+        // Only ME is a receiver at BIKF; the senders are receivers of each other
+        // too, within 28 nm of each other (some in the full-rate tier).
+        if per_receiver == 2 {
+            assert!(held <= 9 * 2, "{held} gates, at most 2 per receiver");
+        }
+    }
+}
