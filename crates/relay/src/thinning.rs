@@ -239,7 +239,8 @@ pub fn stateless(offer: &Offer<'_>, nm: f64, chat: &mut ChatSeen) -> Pass {
     let new_line = chat.fresh;
     let (now, prev) = (offer.time, offer.time - offer.period);
     let crossed = interval == 0.0
-        || !(offer.period > 0.0)
+        || offer.period.is_nan()
+        || offer.period <= 0.0
         || (now / interval).floor() != (prev / interval).floor();
     if crossed || new_line {
         Pass::Sent(false)
