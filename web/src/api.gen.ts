@@ -1207,6 +1207,8 @@ export interface components {
             links: components["schemas"]["Link"][];
             /** @description The relay's name (telnet header, fgms `server.name`). */
             name: string;
+            /** @description Distance-tiered forwarding: the tiers and what they left out. */
+            thinning: components["schemas"]["Thinning"];
         };
         /** @description The body of `GET /api/relays`. */
         RelaysBody: {
@@ -1427,6 +1429,49 @@ export interface components {
              *     (tower), `AP` (approach), `DE` (departure), `CT` (centre).
              */
             position: string;
+        };
+        /** @description Distance-tiered forwarding on this relay since it started. */
+        Thinning: {
+            /** @description Per tier, nearest first (empty when the tiers are off). */
+            per_tier: components["schemas"]["TierCount"][];
+            /**
+             * Format: int64
+             * @description Bytes the relay sent.
+             */
+            sent_bytes: number;
+            /**
+             * Format: int64
+             * @description Datagrams the relay sent (to pilots, links and crossfeeds, and pongs).
+             */
+            sent_datagrams: number;
+            /**
+             * @description The tiers as `[relay] tiers` writes them (`off`: every datagram to every
+             *     pilot in range, as fgms).
+             */
+            tiers: string;
+        };
+        /** @description One tier and what it left out. */
+        TierCount: {
+            /**
+             * Format: double
+             * @description Datagrams per second a pilot is sent of each pilot in this tier; `null`: the sender's full rate.
+             */
+            rate_hz?: number | null;
+            /**
+             * Format: int64
+             * @description Their bytes.
+             */
+            thinned_bytes: number;
+            /**
+             * Format: int64
+             * @description Position datagrams not sent to pilots in this tier.
+             */
+            thinned_datagrams: number;
+            /**
+             * Format: double
+             * @description The tier's outer bound, nautical miles; `null` for the last (every distance beyond).
+             */
+            up_to_nm?: number | null;
         };
         /** @description The body of `GET /api/admin/tracker`: the relay's link to its tracker. */
         TrackerBody: {

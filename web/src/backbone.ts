@@ -7,6 +7,7 @@ import type { components } from './api.gen';
 type Ready = components['schemas']['ReadyBody'];
 type Relays = components['schemas']['RelaysBody'];
 type Dns = components['schemas']['DnsBody'];
+type Thinning = components['schemas']['Thinning'];
 
 const PARTS = ['relay', 'master', 'dns'];
 let loaded = false;
@@ -52,7 +53,30 @@ function relay(r: Fetched<Relays>) {
       h('td', { class: 'num' }, `${int(l.datagrams_in)} (${bytes(l.bytes_in)})`),
       h('td', { class: 'num' }, `${int(l.datagrams_out)} (${bytes(l.bytes_out)})`),
       h('td', {}, l.last_in === null ? 'never' : ago(l.last_in, now))))) : h('p', { class: 'absent' }, 'no relay links or crossfeeds configured'),
+    thinning(rl.thinning),
   );
+}
+
+// What distance-tiered forwarding left out: the share of what fgms would have sent.
+function thinning(t: Thinning) {
+  const box = h('div', { id: 'thinning' });
+  if (t.tiers === 'off' || !t.per_tier.length) {
+    box.append(h('p', {}, 'distance tiers off: every datagram to every pilot in range, as fgms'));
+    return box;
+  }
+  const left = t.per_tier.reduce((n, x) => n + x.thinned_datagrams, 0);
+  const leftBytes = t.per_tier.reduce((n, x) => n + x.thinned_bytes, 0);
+  const all = left + t.sent_datagrams;
+  const share = all > 0 ? (100 * left) / all : 0;
+  box.append(
+    h('p', {}, `distance tiers ${t.tiers}: ${int(left)} datagrams (${bytes(leftBytes)}) not sent, `,
+      h('strong', { id: 'thinned-share' }, `${share.toFixed(1)}%`), ' of what every datagram to everyone in range would have been'),
+    table(['tier', 'rate', 'not sent'], t.per_tier.map((x, i) => h('tr', { 'data-tier': String(i) },
+      h('td', {}, x.up_to_nm === null ? 'beyond' : `to ${x.up_to_nm} nm`),
+      h('td', {}, x.rate_hz === null ? 'full' : `${x.rate_hz} Hz`),
+      h('td', { class: 'num' }, `${int(x.thinned_datagrams)} (${bytes(x.thinned_bytes)})`)))),
+  );
+  return box;
 }
 
 function published(r: Fetched<Relays>, dns: Fetched<Dns>) {

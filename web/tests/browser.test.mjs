@@ -310,6 +310,15 @@ test('the backbone view shows each part healthy and a stopped relay going down',
   assert.ok(serial > 0);
   assert.match(await page.locator('#dns').innerText(), /_fgms\._udp\.fg\.lobby\.test\.\s+SRV/);
   assert.match(await page.locator('#relay').innerText(), /^lobby/);
+  // Two pilots 30 nm apart: each is sent the other at the middle tier's rate, and
+  // the view says how much that left out.
+  const pair = [await fly({ cs: 'BBA', lat: 10, lon: 10, heading: 0, speed: 100 }),
+    await fly({ cs: 'BBB', lat: 10.5, lon: 10, heading: 0, speed: 100 })];
+  await until('the tiers left something out', async () =>
+    parseFloat(await page.locator('#thinned-share').innerText({ timeout: 500 }).catch(() => '0')) > 0, 15000);
+  assert.match(await page.locator('#thinning').innerText(), /distance tiers full@10,2hz@40,1hz/);
+  assert.equal(await page.locator('#thinning tr[data-tier]').count(), 3);
+  for (const p of pair) await p.stop();
   await relay2.stop();
   await until('mpserver02 down', async () => (await publishedStates(page)).mpserver02 === 'down', 15000);
   await until('a new SOA serial', async () => Number(await page.locator('#dns-serial').innerText()) > serial, 5000);

@@ -28,7 +28,7 @@ pub struct Link {
 }
 
 /// This process's relay.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct RelayInfo {
     /// The relay's name (telnet header, fgms `server.name`).
     pub name: String,
@@ -36,6 +36,57 @@ pub struct RelayInfo {
     pub hub: bool,
     /// Relay links, then crossfeed targets.
     pub links: Vec<Link>,
+    /// Distance-tiered forwarding: the tiers and what they left out.
+    pub thinning: Thinning,
+}
+
+/// Distance-tiered forwarding on this relay since it started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct Thinning {
+    /// The tiers as `[relay] tiers` writes them (`off`: every datagram to every
+    /// pilot in range, as fgms).
+    pub tiers: String,
+    /// Datagrams the relay sent (to pilots, links and crossfeeds, and pongs).
+    pub sent_datagrams: u64,
+    /// Bytes the relay sent.
+    pub sent_bytes: u64,
+    /// Per tier, nearest first (empty when the tiers are off).
+    pub per_tier: Vec<TierCount>,
+}
+
+/// One tier and what it left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct TierCount {
+    /// The tier's outer bound, nautical miles; `null` for the last (every distance beyond).
+    pub up_to_nm: Option<f64>,
+    /// Datagrams per second a pilot is sent of each pilot in this tier; `null`: the sender's full rate.
+    pub rate_hz: Option<f64>,
+    /// Position datagrams not sent to pilots in this tier.
+    pub thinned_datagrams: u64,
+    /// Their bytes.
+    pub thinned_bytes: u64,
+}
+
+/// The API form of a relay's tiers and counters.
+pub fn thinning(tiers: &relay::Tiers, stats: &relay::Stats) -> Thinning {
+    use std::sync::atomic::Ordering::Relaxed;
+    let counts = stats.thinned();
+    Thinning {
+        tiers: tiers.to_string(),
+        sent_datagrams: stats.packets_out.load(Relaxed),
+        sent_bytes: stats.bytes_out.load(Relaxed),
+        per_tier: tiers
+            .tiers()
+            .iter()
+            .zip(counts)
+            .map(|(t, (d, b))| TierCount {
+                up_to_nm: t.up_to_nm.is_finite().then_some(t.up_to_nm),
+                rate_hz: (t.interval_s > 0.0).then(|| round(1.0 / t.interval_s, 3)),
+                thinned_datagrams: d,
+                thinned_bytes: b,
+            })
+            .collect(),
+    }
 }
 
 /// One relay the directory publishes, and its health.

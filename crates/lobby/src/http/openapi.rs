@@ -72,6 +72,8 @@ use utoipa::OpenApi;
         api::servers::GamedirHeat,
         RelaysBody,
         RelayInfo,
+        api::relays::Thinning,
+        api::relays::TierCount,
         Link,
         api::relays::Published,
         DnsBody,

@@ -212,19 +212,21 @@ impl Publisher {
         let src = &self.sources;
         let mut relay_info = None;
         let pilots = src.relay.as_ref().map(|r| {
-            let (views, links, name, hub) = {
+            let (views, links, name, hub, thinning) = {
                 let e = lock(r);
                 (
                     e.pilots_with_datagrams(now),
                     e.links(),
                     e.config().name.clone(),
                     e.config().hub,
+                    api::relays::thinning(&e.config().tiers, e.stats()),
                 )
             };
             relay_info = Some(RelayInfo {
                 name,
                 hub,
                 links: self.links(&links, &clock),
+                thinning,
             });
             let mut pilots = api::pilots::pilots(&views, &clock);
             lock(&self.rates).apply(&views, &mut pilots, now);
