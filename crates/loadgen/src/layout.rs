@@ -182,7 +182,8 @@ pub(crate) struct Fan {
 }
 
 /// For each sender, who receives its datagrams sent at `hz` through a relay with
-/// `tiers` (static positions; a tier's hysteresis does not apply).
+/// `tiers` (static positions: a pair is in the tier the relay gives a pair it
+/// first sees at that distance, the nearer one within the hysteresis of a bound).
 ///
 /// Exact: pairs of groups whose members cannot come within the largest range of
 /// each other (by the triangle inequality on their centres and radii) are skipped,
@@ -192,7 +193,7 @@ pub(crate) fn fanout_tiered(pl: &Placement, range_nm: &[f64], tiers: &relay::Tie
     assert_eq!(range_nm.len(), n, "one range per pilot");
     let max_range = range_nm.iter().copied().fold(0.0, f64::max);
     let near_nm = tiers.full_rate_within_nm().unwrap_or(-1.0);
-    let share = |d: f64| match tiers.tiers().get(tiers.tier_of(d)) {
+    let share = |d: f64| match tiers.tiers().get(tiers.next_tier(0, d)) {
         Some(t) if t.interval_s > 0.0 => (1.0 / (t.interval_s * hz)).min(1.0),
         _ => 1.0,
     };
@@ -282,6 +283,34 @@ mod tests {
         assert_eq!(brute(&pos, &range), vec![1, 1, 1]);
         let range = vec![50.0, 100.0, 50.0];
         assert_eq!(fanout(&pl, &range), vec![2, 2, 2]);
+    }
+
+    #[test]
+    fn tiered_fan_out_counts_near_pairs_whole_and_far_ones_at_their_rate() {
+        // Four pilots on a line east of a point on the equator: 0, 5, 11 and 50 nm.
+        let nm = fgmp::METRES_PER_NM;
+        let base = 6_378_137.0;
+        let at = |x: f64| [base, x * nm, 0.0];
+        let pos = vec![at(0.0), at(5.0), at(11.0), at(50.0)];
+        let pl = Placement {
+            pos: pos.clone(),
+            groups: vec![Group {
+                center: pos[0],
+                radius_nm: 50.0,
+                members: vec![0, 1, 2, 3],
+            }],
+        };
+        let tiers = relay::Tiers::recommended();
+        let fan = fanout_tiered(&pl, &[100.0; 4], &tiers, 10.0);
+        assert_eq!(fan.in_range, vec![3, 3, 3, 3]);
+        // Pilot 0: 5 nm (near), 11 nm (within the hysteresis: full), 50 nm (1 Hz of 10).
+        assert_eq!(fan.near[0], 1);
+        assert!((fan.expected[0] - 2.1).abs() < 1e-9, "{}", fan.expected[0]);
+        // Pilot 3: 50, 45 and 39 nm away: 1 Hz, 1 Hz and 2 Hz of 10.
+        assert!((fan.expected[3] - 0.4).abs() < 1e-9, "{}", fan.expected[3]);
+        let off = fanout_tiered(&pl, &[100.0; 4], &relay::Tiers::off(), 10.0);
+        assert_eq!(off.expected, vec![3.0; 4]);
+        assert_eq!(off.near, vec![3; 4]);
     }
 
     #[test]

@@ -117,6 +117,10 @@ pub struct FgArgs {
     /// pilot. The report then also counts the near pairs (full rate) on their own.
     #[arg(long, default_value = "off", value_name = "TIERS")]
     pub tiers: String,
+    /// The target's tier hysteresis, nm (lobby relay's `[relay] tier_hysteresis`):
+    /// a pair first seen within this of a tier's outer bound keeps the nearer tier.
+    #[arg(long, default_value_t = relay::tiers::DEFAULT_HYSTERESIS_NM, value_name = "NM")]
+    pub tier_hysteresis: f64,
 }
 
 impl FgArgs {
@@ -258,7 +262,7 @@ fn validate(a: &FgArgs) -> Result<()> {
     if !(a.move_kt.is_finite() && (0.0..=2000.0).contains(&a.move_kt)) {
         bail!("--move must be between 0 and 2000 kt");
     }
-    relay::Tiers::parse(&a.tiers, 0.0).context("--tiers")?;
+    relay::Tiers::parse(&a.tiers, a.tier_hysteresis).context("--tiers")?;
     a.churn_args().validate()
 }
 
@@ -354,7 +358,7 @@ pub fn run(args: FgArgs, stop: Arc<Wake>) -> Result<ExitCode> {
     }
     let spread = args.spread.unwrap_or(args.layout.default_spread_nm());
     let placement = place(args.layout.airports(), n, spread);
-    let tiers = relay::Tiers::parse(&args.tiers, 0.0)?;
+    let tiers = relay::Tiers::parse(&args.tiers, args.tier_hysteresis)?;
     let fan = fanout_tiered(&placement, &vec![f64::from(args.range); n], &tiers, args.hz);
     let socks = Arc::new(open_sockets(n, bind, args.bind.is_none(), target)?);
     let ports: Vec<u16> = socks
