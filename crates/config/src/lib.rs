@@ -243,6 +243,30 @@ mod tests {
     }
 
     #[test]
+    fn relay_tiers_read_as_text_or_list_and_off_means_none() {
+        let tiers = |toml: &str| {
+            parse(&format!("[relay]\n{toml}\n"), "x")
+                .map_err(|e| format!("{e:#}"))
+                .and_then(|f| f.relay.engine_config().map_err(|e| format!("{e:#}")))
+                .map(|c| c.tiers)
+        };
+        let default = tiers("").unwrap();
+        assert_eq!(default, ::relay::Tiers::recommended());
+        assert_eq!(default.to_string(), "full@10,2hz@40,1hz");
+        assert!(tiers("tiers = \"off\"").unwrap().is_off());
+        assert!(tiers("tiers = []").unwrap().is_off());
+        let t = tiers("tiers = [\"full@5\", \"1hz\"]\ntier_hysteresis = 0.5").unwrap();
+        assert_eq!(t.to_string(), "full@5,1hz");
+        assert_eq!(t.hysteresis_nm, 0.5);
+        let e = tiers("tiers = \"full@10,0.2hz\"").unwrap_err();
+        assert!(e.contains("relay.tiers") && e.contains("1.5"), "{e}");
+        let e = tiers("tiers = \"2hz,1hz\"").unwrap_err();
+        assert!(e.contains("relay.tiers") && e.contains("RATE@NM"), "{e}");
+        assert!(tiers("tier_hysteresis = -1").is_err());
+        assert!(tiers("tiers = 3").is_err(), "neither text nor a list");
+    }
+
+    #[test]
     fn http_limits_have_defaults_and_checks() {
         let f = parse("[http]\nlisten = [\"127.0.0.1:0\"]\n", "x").unwrap();
         assert_eq!(f.http.limits().unwrap(), Limits::default());

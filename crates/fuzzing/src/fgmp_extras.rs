@@ -1,12 +1,18 @@
-//! The extras decoder (`fgmp::extras`: chat, radio, transponder, protocol) on any
-//! datagram: never panics; the text it returns is clean (no control character) and
+//! The extras decoder (`fgmp::extras`: chat, radio, transponder, protocol) and the
+//! relay's chat fingerprint on any datagram: never panics; the fingerprint is 0
+//! exactly when the decoder finds no chat line; the text it returns is clean (no control character) and
 //! bounded; the protocol is 1 or 2; the ATC rule holds on any callsign and model.
 
 use fgmp::extras::{clean_text, is_atc, Extras, MAX_CHAT_CHARS, MAX_LIVERY_CHARS};
 
 /// The fuzz target's body: arbitrary bytes in; panics on a broken invariant.
 pub fn run(data: &[u8]) {
+    let print = fgmp::extras::chat_fingerprint(data);
     if let Some(x) = Extras::decode(data) {
+        // A line that cleans to nothing (controls only) still has a fingerprint.
+        if print == 0 {
+            assert!(x.chat.is_none());
+        }
         assert!(x.protocol == 1 || x.protocol == 2);
         for (t, max) in [(&x.chat, MAX_CHAT_CHARS), (&x.livery, MAX_LIVERY_CHARS)] {
             if let Some(t) = t {

@@ -378,3 +378,62 @@ fn realtime_workers_still_relay() {
     send_until_seen(&b, &pos("BRAVO", BIKF, 100), udp, &a, "BRAVO");
     assert!(r.stop().success());
 }
+
+/// A position datagram of `cs` at `at` stamped `time` (its MP clock).
+fn pos_at(cs: &str, at: (f64, f64), time: f64) -> Vec<u8> {
+    let mut p = fgmp::message::Position::at("Aircraft/c172p/Models/c172p.xml", ecef(at.0, at.1));
+    p.time = time;
+    let m = fgmp::message::Message::position(fgmp::Callsign::new(cs).unwrap(), 100, p);
+    fgmp::message::to_bytes(&m).unwrap()
+}
+
+/// Two pilots 30 nm apart, each sending 10 Hz for 3 s: what each got of the other.
+fn thirty_nm_apart(r: &Lobby) -> (usize, usize) {
+    let udp = r.addr("relay", "udp");
+    let (a, b) = (client(false), client(false));
+    a.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+    b.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+    let (mut got_a, mut got_b) = (0, 0);
+    for k in 0..30 {
+        let t = 500.0 + 0.1 * f64::from(k);
+        a.send_to(&pos_at("ALPHA", BIKF, t), udp).unwrap();
+        b.send_to(&pos_at("BRAVO", north(BIKF, 30.0), t + 0.03), udp).unwrap();
+        let until = std::time::Instant::now() + Duration::from_millis(100);
+        while std::time::Instant::now() < until {
+            got_a += drain(&a, Duration::from_millis(5)).len();
+            got_b += drain(&b, Duration::from_millis(5)).len();
+        }
+    }
+    got_a += drain(&a, Duration::from_millis(200)).len();
+    got_b += drain(&b, Duration::from_millis(200)).len();
+    (got_a, got_b)
+}
+
+#[test]
+fn distance_tiers_thin_by_default_and_tiers_off_forwards_everything() {
+    // The default: 2 Hz at 30 nm: a pilot's first datagram and every fifth after it,
+    // about 6 of 30.
+    let r = relay(&[]);
+    let (to_a, to_b) = thirty_nm_apart(&r);
+    assert!((5..=8).contains(&to_a), "ALPHA got {to_a} of BRAVO's 30");
+    assert!((5..=8).contains(&to_b), "BRAVO got {to_b} of ALPHA's 29");
+    let t = telnet(r.addr("relay", "telnet"));
+    let thinned = telnet_stat(&t, "thinned_tier1");
+    assert!(thinned >= 45, "{thinned} thinned in tier 1:\n{t}");
+    r.stop();
+
+    let r = relay(&["--tiers", "off"]);
+    let (to_a, to_b) = thirty_nm_apart(&r);
+    // Every datagram, as fgms, but the very first of whichever pilot the relay
+    // heard first (its receive workers may take the two sockets in either order).
+    assert_eq!(to_a + to_b, 59, "every datagram, as fgms: {to_a} + {to_b}");
+    r.stop();
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lobby"))
+        .args(["relay", "--listen", "127.0.0.1:0", "--tiers", "full@10,0.1hz"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("relay.tiers") && err.contains("1.5 s"), "{err}");
+}
