@@ -15,6 +15,7 @@ pub mod flightlog_reports;
 pub mod query_session;
 pub mod relay_engine;
 pub mod serverlist_curated;
+pub mod serverlist_state;
 pub mod serverlist_static;
 pub mod telnet_render;
 pub mod tracker_client;
@@ -37,6 +38,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("flightlog_reports", flightlog_reports::run),
     ("query_session", query_session::run),
     ("serverlist_curated", serverlist_curated::run),
+    ("serverlist_state", serverlist_state::run),
     ("serverlist_static", serverlist_static::run),
     ("relay_engine", relay_engine::run),
     ("telnet_render", telnet_render::run),

@@ -40,16 +40,56 @@ pub enum StateError {
     /// Written by a lobby of another format.
     #[error("has version {0}, this lobby reads version {STATE_VERSION}")]
     Version(u32),
+    /// JSON, but neither a master's state nor a server list's `state.json`.
+    #[error("is neither a lobby master state (with `version`) nor a server list state.json (gamedir → address → times): {0}")]
+    Shape(String),
+}
+
+/// What a state file held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateOrigin {
+    /// A master's own state file.
+    Master,
+    /// A server list's `state.json` (probe.py's, or `lobby master probe`'s): read as
+    /// the list's state with no server table and no bans.
+    ListState,
 }
 
 impl SavedState {
     /// The state a state file's text holds, checked for its version.
     pub fn from_json(text: &str) -> Result<SavedState, StateError> {
-        let s: SavedState = serde_json::from_str(text)?;
+        Self::read(text).map(|(s, _)| s)
+    }
+
+    /// [`SavedState::from_json`], and where the state came from: a server list's
+    /// `state.json` (FWGS/server-list's probe.py writes one; an object of gamedirs,
+    /// each an object of addresses, and `samples`) is read as the list's state, so an
+    /// operator moving a list from probe.py keeps every server's last answer.
+    pub fn read(text: &str) -> Result<(SavedState, StateOrigin), StateError> {
+        let v: serde_json::Value = serde_json::from_str(text)?;
+        let is_master = v.get("version").is_some_and(serde_json::Value::is_number);
+        if !is_master {
+            if let Some(root) = v.as_object() {
+                let bad = root
+                    .iter()
+                    .find(|(g, addrs)| *g != "samples" && !addrs.is_object());
+                if let Some((k, _)) = bad {
+                    return Err(StateError::Shape(format!("key {k:?} is not an object")));
+                }
+                let list = SavedState {
+                    version: STATE_VERSION,
+                    list: Some(v),
+                    ..SavedState::default()
+                };
+                return Ok((list, StateOrigin::ListState));
+            }
+            return Err(StateError::Shape("not a JSON object".into()));
+        }
+        let s: SavedState = serde_json::from_value(v)?;
         if s.version != STATE_VERSION {
             return Err(StateError::Version(s.version));
         }
-        Ok(s)
+        Ok((s, StateOrigin::Master))
     }
 }
 
@@ -126,5 +166,34 @@ mod tests {
         let e = SavedState::from_json(&old).unwrap_err();
         assert!(matches!(e, StateError::Version(7)), "{e}");
         assert_eq!(e.to_string(), "has version 7, this lobby reads version 1");
+        let e = SavedState::from_json("[1]").unwrap_err();
+        assert!(matches!(e, StateError::Shape(_)), "{e}");
+        let e = SavedState::from_json("{\"valve\": 3}").unwrap_err();
+        assert!(e.to_string().contains("\"valve\""), "{e}");
+    }
+
+    #[test]
+    fn probe_py_state_json_is_read_as_the_list_state() {
+        // FWGS/server-list's probe.py writes this (json.dump, indent 2, sorted keys).
+        let probe_py = r#"{
+  "samples": {"valve": [[1796360000, 3]]},
+  "valve": {
+    "192.0.2.1:27015": {
+      "last_attempt": "2026-12-04T05:00:00+00:00",
+      "last_ping_ms": 0.203,
+      "last_seen": "2026-12-04T05:00:00+00:00"
+    }
+  }
+}"#;
+        let (s, origin) = SavedState::read(probe_py).unwrap();
+        assert_eq!(origin, StateOrigin::ListState);
+        assert_eq!(
+            (s.version, s.servers.len(), s.bans.len()),
+            (STATE_VERSION, 0, 0)
+        );
+        let list = s.list.unwrap();
+        assert_eq!(list["valve"]["192.0.2.1:27015"]["last_ping_ms"], 0.203);
+        // probe.py's state for no server at all, as its workflow seeds it.
+        assert_eq!(SavedState::read("{}").unwrap().1, StateOrigin::ListState);
     }
 }

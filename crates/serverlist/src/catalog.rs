@@ -114,8 +114,9 @@ pub struct Entry {
     pub last_seen: Option<i64>,
     /// When it first answered (lobby's own key; probe.py keeps none).
     pub first_seen: Option<i64>,
-    /// The round trip of its last answer, ms.
-    pub last_ping_ms: Option<u32>,
+    /// The round trip of its last answer, µs (`last_ping_ms` in `state.json`, a
+    /// number of ms with its fraction, as probe.py writes it).
+    pub last_ping_us: Option<u32>,
     /// Its last answer.
     pub info: Option<ProbeInfo>,
 }
@@ -176,8 +177,9 @@ pub struct Catalog {
     entries: BTreeMap<Key, Entry>,
     /// Per gamedir: (Unix seconds, players summed over responding servers).
     samples: BTreeMap<String, Vec<(i64, u32)>>,
-    /// Entries per gamedir in the curated sources, as listed (duplicates counted,
-    /// as probe.py counts them).
+    /// Addresses per gamedir in the curated sources: an address written twice in
+    /// one file counts once, as it is published once (probe.py counts, and writes,
+    /// it twice).
     listed: BTreeMap<String, usize>,
     /// Bumped whenever anything published may have changed.
     version: u64,
@@ -257,7 +259,13 @@ impl Catalog {
                 e.force = false;
             }
         }
-        self.listed = files.iter().map(|(g, s)| (g.clone(), s.len())).collect();
+        self.listed = files
+            .iter()
+            .map(|(g, s)| {
+                let distinct: HashSet<&str> = s.iter().map(|e| e.address.as_str()).collect();
+                (g.clone(), distinct.len())
+            })
+            .collect();
         self.version += 1;
         self.structure += 1;
         Ok(())
@@ -345,7 +353,7 @@ impl Catalog {
             .collect()
     }
 
-    /// A probe of `addr` ended at `now`: with its answer and round trip, or silent.
+    /// A probe of `addr` ended at `now`: with its answer and round trip (µs), or silent.
     /// Applies to every entry in a source that resolves to it.
     pub fn record_probe(&mut self, addr: SocketAddr, answer: Option<(ProbeInfo, u32)>, now: i64) {
         let mut changed = false;
@@ -358,7 +366,7 @@ impl Catalog {
                 changed |= e.last_seen.is_none();
                 e.last_seen = Some(now);
                 e.first_seen.get_or_insert(now);
-                e.last_ping_ms = Some(*ping);
+                e.last_ping_us = Some(*ping);
                 e.info = Some(info.clone());
             }
         }
@@ -457,7 +465,7 @@ impl Catalog {
                     p.answer = Some(Answer {
                         at,
                         first_seen: e.first_seen.unwrap_or(at),
-                        ping_ms: e.last_ping_ms.unwrap_or(0),
+                        ping_ms: e.last_ping_us.map_or(0, |us| us.saturating_add(500) / 1000),
                         info: info.clone(),
                     });
                 }
@@ -591,7 +599,7 @@ impl Catalog {
         slot.last_seen = e.last_seen;
         // A probe.py state has no first answer: its last one is the earliest known.
         slot.first_seen = e.first_seen.or(e.last_seen);
-        slot.last_ping_ms = e.last_ping_ms;
+        slot.last_ping_us = e.last_ping_us;
         slot.info = e.info;
         if slot.directive.is_none() {
             slot.directive = e.directive;
@@ -772,6 +780,24 @@ mod tests {
         assert_eq!(p.len(), 1, "one line for both entries");
         assert_eq!(p[0].directive, Directive::Ip, "ip when any source says 49");
         assert_eq!(p[0].sources, source::CURATED | source::HEARTBEAT);
+    }
+
+    #[test]
+    fn an_address_twice_in_a_file_is_counted_and_published_once() {
+        let mut c = Catalog::new();
+        c.set_curated(&files(&[
+            ("valve", "192.0.2.1:27015", Protocol::Xash, false),
+            ("valve", "192.0.2.1:27015", Protocol::Xash, true),
+            ("valve", "192.0.2.2:27015", Protocol::Xash, false),
+        ]))
+        .unwrap();
+        let p = c.published(0, GRACE);
+        assert_eq!(p.len(), 1, "the forced copy: {p:?}");
+        assert_eq!(
+            c.gamedir_counts(&p)["valve"],
+            GamedirCount { total: 2, live: 1 },
+            "probe.py: valve 3 2"
+        );
     }
 
     #[test]

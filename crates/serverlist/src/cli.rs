@@ -2,15 +2,23 @@
 //! `scripts/probe.py`) and `lobby master export` (probe.py's static tree from a
 //! master's state file, live or stopped).
 //!
-//! Exit codes: 0 done; 1 a file could not be written or the probe could not run;
-//! 2 bad input (a sources directory missing, empty or with a file in error, an
-//! unreadable state): nothing is written then, so the last published tree stays.
+//! Sources are read as probe.py reads them ([`crate::curated::parse`]): an unknown
+//! key is a warning and its entry is kept; an entry that cannot be used is skipped
+//! and named; a file that is not TOML is skipped whole (its last published list
+//! stays); everything else is published.
+//!
+//! Exit codes: 0 done, nothing skipped (warnings are printed); 1 a file could not be
+//! written or the probe could not run; 2 bad input (a sources directory missing or
+//! with no usable file, a state that cannot be used, or with `--strict` any warning,
+//! skipped entry or file in error): nothing is written then, so the last published
+//! tree stays; 3 the tree was written, but entries or files were skipped (each named
+//! on stderr).
 
 use crate::catalog::Catalog;
 use crate::driver::{lock, probe_once, resolve_once};
-use crate::export::{restore_published, restore_state, write_tree};
+use crate::export::{restore_published, restore_state, state_kind, write_tree, StateKind};
 use crate::prober::ProberConfig;
-use crate::sources::{load_dir, Files};
+use crate::sources::{load_dir, Files, Loaded};
 use anyhow::{anyhow, bail, Context, Result};
 use clap::{Args, Subcommand};
 use serde_json::{json, Value};
@@ -54,6 +62,10 @@ pub struct ProbeArgs {
     /// Probes started per second, at most.
     #[arg(long, value_name = "N", default_value_t = 200)]
     rate: u32,
+    /// Refuse the sources on any warning or skipped entry (exit 2, nothing probed or
+    /// written): for a sources repository's CI.
+    #[arg(long)]
+    strict: bool,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -62,9 +74,18 @@ pub struct ProbeArgs {
 /// `lobby master export`.
 #[derive(Args, Debug, Clone)]
 pub struct ExportArgs {
-    /// The master's state file (`[master] state_file`), or a probe.py `state.json`.
+    /// The master's state file (`[master] state_file`), a `state.json` lobby wrote,
+    /// or probe.py's own `state.json` (which needs `--sources`).
     #[arg(long, value_name = "FILE")]
     state: PathBuf,
+    /// The sources the state was probed from (`<gamedir>.toml`, FWGS/server-list's
+    /// `servers/`): the gamedirs, each server's protocol and `force` come from them,
+    /// as probe.py takes them. Needed for probe.py's `state.json`, which keeps none.
+    #[arg(long, value_name = "DIR")]
+    sources: Option<PathBuf>,
+    /// Refuse the sources on any warning or skipped entry (exit 2, nothing written).
+    #[arg(long)]
+    strict: bool,
     /// Directory the tree is written to.
     #[arg(long, value_name = "DIR")]
     output: PathBuf,
@@ -80,7 +101,7 @@ pub struct ExportArgs {
 pub async fn run(cmd: ListCommand) -> Result<ExitCode> {
     match cmd {
         ListCommand::Probe(a) => probe(a).await,
-        ListCommand::Export(a) => export(a),
+        ListCommand::Export(a) => export(a).await,
     }
 }
 
@@ -107,6 +128,63 @@ fn read_json(path: &Path) -> Result<Option<Value>> {
     }
 }
 
+/// The sources read, their problems printed: `Err(exit)` when nothing can be
+/// published (or, `strict`, anything was wrong).
+fn read_sources(dir: &Path, strict: bool) -> std::result::Result<Loaded, ExitCode> {
+    let loaded = match load_dir(dir, &Files::new()) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("lobby: {e}");
+            return Err(ExitCode::from(2));
+        }
+    };
+    for e in &loaded.errors {
+        eprintln!("lobby: {e} (file skipped)");
+    }
+    for i in &loaded.issues {
+        eprintln!("lobby: {i}");
+    }
+    let wrong = loaded.errors.len() + loaded.issues.len();
+    if strict && wrong > 0 {
+        eprintln!("lobby: --strict: {wrong} problems in the sources: nothing written");
+        return Err(ExitCode::from(2));
+    }
+    if loaded.files.is_empty() {
+        eprintln!("lobby: no usable .toml file under {}", dir.display());
+        return Err(ExitCode::from(2));
+    }
+    Ok(loaded)
+}
+
+/// 0, or 3 when entries or files were skipped.
+fn done_code(loaded: Option<&Loaded>) -> ExitCode {
+    match loaded {
+        Some(l) if l.skipped() + l.errors.len() > 0 => ExitCode::from(3),
+        _ => ExitCode::SUCCESS,
+    }
+}
+
+fn problems_json(loaded: Option<&Loaded>) -> Value {
+    let Some(l) = loaded else {
+        return json!({"skipped": 0, "warnings": 0, "files_refused": 0});
+    };
+    json!({
+        "skipped": l.skipped(),
+        "warnings": l.warnings(),
+        "files_refused": l.errors.len(),
+        "problems": l.errors.iter().cloned()
+            .chain(l.issues.iter().map(|i| i.to_string()))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn merge(mut a: Value, b: Value) -> Value {
+    if let (Some(a), Value::Object(b)) = (a.as_object_mut(), b) {
+        a.extend(b);
+    }
+    a
+}
+
 fn summary(json: bool, v: Value, text: String) {
     if json {
         println!("{v}");
@@ -123,19 +201,10 @@ async fn probe(a: ProbeArgs) -> Result<ExitCode> {
     if !(a.timeout.is_finite() && a.timeout > 0.0 && a.timeout <= 60.0) || a.rate == 0 {
         return bad_input("--timeout must be 0 to 60 seconds and --rate at least 1");
     }
-    let loaded = match load_dir(&a.sources, &Files::new()) {
+    let loaded = match read_sources(&a.sources, a.strict) {
         Ok(l) => l,
-        Err(e) => return bad_input(e),
+        Err(code) => return Ok(code),
     };
-    if !loaded.errors.is_empty() {
-        for e in &loaded.errors {
-            eprintln!("lobby: {e}");
-        }
-        return bad_input("sources in error: nothing probed, nothing written");
-    }
-    if loaded.files.is_empty() {
-        return bad_input(format!("no .toml files under {}", a.sources.display()));
-    }
     let state_path = a
         .state
         .clone()
@@ -199,23 +268,27 @@ async fn probe(a: ProbeArgs) -> Result<ExitCode> {
     }
     summary(
         a.json,
-        json!({
-            "addresses": total, "answered": answered, "published": published,
-            "pruned": pruned, "unresolved": unresolved, "gamedirs": gamedirs,
-            "datagrams_sent": counts.datagrams_out, "bytes_sent": counts.bytes_out,
-            "seconds": start.elapsed().as_secs_f64(),
-        }),
+        merge(
+            json!({
+                "addresses": total, "answered": answered, "published": published,
+                "pruned": pruned, "unresolved": unresolved, "gamedirs": gamedirs,
+                "datagrams_sent": counts.datagrams_out, "bytes_sent": counts.bytes_out,
+                "seconds": start.elapsed().as_secs_f64(),
+            }),
+            problems_json(Some(&loaded)),
+        ),
         format!(
-            "done: {answered} entries answered, {published} published, {pruned} pruned from state; {} datagrams sent in {:.1} s; tree in {}",
+            "done: {answered} entries answered, {published} published, {pruned} pruned from state, {} entries skipped; {} datagrams sent in {:.1} s; tree in {}",
+            loaded.skipped(),
             counts.datagrams_out,
             start.elapsed().as_secs_f64(),
             a.output.display()
         ),
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(done_code(Some(&loaded)))
 }
 
-fn export(a: ExportArgs) -> Result<ExitCode> {
+async fn export(a: ExportArgs) -> Result<ExitCode> {
     let grace = match grace_secs(a.grace_hours) {
         Ok(g) => g,
         Err(e) => return bad_input(e),
@@ -225,19 +298,44 @@ fn export(a: ExportArgs) -> Result<ExitCode> {
         Ok(None) => return bad_input(format!("{} does not exist", a.state.display())),
         Err(e) => return bad_input(e),
     };
+    let kind = match state_kind(&v) {
+        Ok(k) => k,
+        Err(e) => return bad_input(format!("{} {e}", a.state.display())),
+    };
+    let loaded = match &a.sources {
+        Some(dir) => match read_sources(dir, a.strict) {
+            Ok(l) => Some(l),
+            Err(code) => return Ok(code),
+        },
+        None if kind == StateKind::ProbePy => {
+            return bad_input(format!(
+                "{} is probe.py's state.json, which keeps no protocol and no force: pass --sources DIR (the servers/ directory probe.py read)",
+                a.state.display()
+            ))
+        }
+        None => None,
+    };
     let now = udp::time::unix_secs();
     let mut c = Catalog::new();
     // A master's state file holds the list under "list" and its heartbeat servers
-    // under "servers"; anything else is read as a probe.py state.json.
-    let is_master = v.get("version").is_some() && v.get("servers").is_some_and(Value::is_array);
-    let list = if is_master {
-        v.get("list").cloned().unwrap_or(json!({}))
-    } else {
-        v.clone()
+    // under "servers"; the others are the list itself.
+    let list = match kind {
+        StateKind::Master => v.get("list").cloned().unwrap_or(json!({})),
+        _ => v.clone(),
     };
-    restore_published(&mut c, &list);
+    match &loaded {
+        // probe.py's way: the sources say what is listed and how, the state when
+        // each answered last.
+        Some(l) => {
+            c.set_curated(&l.files)?;
+            restore_state(&mut c, &list);
+        }
+        None => {
+            restore_published(&mut c, &list);
+        }
+    }
     let mut heartbeat = 0;
-    if is_master {
+    if kind == StateKind::Master {
         for s in v["servers"].as_array().into_iter().flatten() {
             let addr = s
                 .get("addr")
@@ -258,17 +356,33 @@ fn export(a: ExportArgs) -> Result<ExitCode> {
             }
         }
     }
-    let published = c.published(now, grace).len();
+    let c = Mutex::new(c);
+    let unresolved = resolve_once(&c).await;
+    for n in &unresolved {
+        eprintln!("lobby: {n} does not resolve (not published)");
+    }
+    let c = c.into_inner().unwrap_or_else(|e| e.into_inner());
+    let published_lines = c.published(now, grace);
+    if c.gamedir_counts(&published_lines).is_empty() {
+        return bad_input(format!(
+            "{} lists no gamedir: nothing to publish, nothing written",
+            a.state.display()
+        ));
+    }
+    let published = published_lines.len();
     let gamedirs = write_tree(&c, &a.output, now, grace)
         .with_context(|| format!("cannot write the tree under {}", a.output.display()))?;
     summary(
         a.json,
-        json!({"published": published, "heartbeat_servers": heartbeat, "gamedirs": gamedirs}),
+        merge(
+            json!({"published": published, "heartbeat_servers": heartbeat, "gamedirs": gamedirs, "unresolved": unresolved}),
+            problems_json(loaded.as_ref()),
+        ),
         format!(
             "{published} servers published in {} gamedirs ({heartbeat} from heartbeats); tree in {}",
             gamedirs.len(),
             a.output.display()
         ),
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(done_code(loaded.as_ref()))
 }

@@ -82,38 +82,45 @@ impl Shared {
         }
     }
 
-    /// (Re)reads the sources directory: files in error keep their previous copy and
-    /// are returned, one line each, for the log. Err when the directory itself
-    /// cannot be read or the sources are too many (the catalog is then unchanged).
-    pub fn reload_sources(&self) -> Result<(usize, Vec<String>), sources::SourcesError> {
+    /// (Re)reads the sources directory: files in error keep their previous copy,
+    /// bad entries are skipped; both are returned, one line each, for the log (with
+    /// the warnings). Err when the directory itself cannot be read or the sources
+    /// are too many (the catalog is then unchanged).
+    pub fn reload_sources(&self) -> Result<(usize, sources::Loaded), sources::SourcesError> {
         let Some(dir) = lock(&self.options).sources.clone() else {
-            return Ok((0, Vec::new()));
+            return Ok((0, sources::Loaded::default()));
         };
         let previous = lock(&self.files).clone();
-        let loaded = sources::load_dir(&dir, &previous)?;
+        let mut loaded = sources::load_dir(&dir, &previous)?;
         crate::stats::ListStats::set(&self.stats.sources_refused, loaded.errors.len());
+        crate::stats::ListStats::set(&self.stats.sources_skipped, loaded.skipped());
         lock(&self.catalog).set_curated(&loaded.files)?;
         let n = loaded.files.values().map(Vec::len).sum();
-        *lock(&self.files) = loaded.files;
+        *lock(&self.files) = std::mem::take(&mut loaded.files);
         self.wake.notify_one();
         self.wake_resolver.notify_one();
-        Ok((n, loaded.errors))
+        Ok((n, loaded))
     }
 }
 
 impl Shared {
-    /// [`Shared::reload_sources`], logged: each file refused at warn (naming the
-    /// file, the line and the key), the totals at info.
+    /// [`Shared::reload_sources`], logged: each file refused, entry skipped and
+    /// warning at warn (naming the file, the line and the key), the totals at info.
     pub fn read_sources_logged(&self) -> Result<(), sources::SourcesError> {
-        let (n, errors) = self.reload_sources()?;
-        for e in &errors {
+        let (n, loaded) = self.reload_sources()?;
+        for e in &loaded.errors {
             tracing::warn!("server list source refused: {e}");
+        }
+        for i in &loaded.issues {
+            tracing::warn!("server list source {i}");
         }
         let gamedirs = lock(&self.files).len();
         tracing::info!(
             servers = n,
             gamedirs,
-            refused = errors.len(),
+            refused = loaded.errors.len(),
+            skipped = loaded.skipped(),
+            warnings = loaded.warnings(),
             "server list sources read"
         );
         Ok(())
@@ -278,8 +285,8 @@ fn apply(catalog: &Mutex<Catalog>, events: &mut Vec<Event>, wall: i64) {
             Event::Answered {
                 addr,
                 info,
-                ping_ms,
-            } => (addr, Some((info, ping_ms))),
+                ping_us,
+            } => (addr, Some((info, ping_us))),
             Event::Silent { addr, why } => {
                 tracing::debug!(peer = %addr, why, "probe unanswered");
                 (addr, None)

@@ -40,6 +40,62 @@ pub fn parse_iso(s: &str) -> Option<i64> {
     Some(t.unix_timestamp())
 }
 
+/// A round trip of `us` µs as probe.py's `last_ping_ms`: a float of ms with its
+/// fraction, as xash3d-query's `ping` (`0.203`, `41.0`).
+pub fn ping_ms_json(us: u32) -> Value {
+    Value::from(f64::from(us) / 1000.0)
+}
+
+/// Which program wrote a state file's text (`lobby master export` and
+/// `lobby master --state` read all three).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateKind {
+    /// A lobby master's state file (`version`, `servers`, the list under `list`).
+    Master,
+    /// A list state written by lobby (`lobby master probe`, `export`): probe.py's
+    /// keys plus each entry's `sources` and `directive`.
+    Lobby,
+    /// probe.py's own `state.json`: no protocol and no `force` (they are in the
+    /// sources), only the times and the ping.
+    ProbePy,
+}
+
+/// Why a state file cannot be read as a list state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StateShapeError {
+    /// Not a JSON object.
+    #[error("is not a JSON object (probe.py's state.json or a lobby state file)")]
+    NotAnObject,
+    /// A gamedir's value is not an object of addresses.
+    #[error("key {0:?} is not an object of addresses (probe.py's state.json has gamedir → address → times)")]
+    NotAGamedir(String),
+}
+
+/// What `v` is: a master's state file, a list state lobby wrote, or probe.py's
+/// `state.json` (an object of gamedirs, each an object of addresses, and `samples`).
+pub fn state_kind(v: &Value) -> Result<StateKind, StateShapeError> {
+    let root = v.as_object().ok_or(StateShapeError::NotAnObject)?;
+    if root.get("version").is_some_and(Value::is_u64)
+        && root.get("servers").is_some_and(Value::is_array)
+    {
+        return Ok(StateKind::Master);
+    }
+    let mut lobby = false;
+    for (g, addrs) in root.iter().filter(|(g, _)| *g != "samples") {
+        let addrs = addrs
+            .as_object()
+            .ok_or_else(|| StateShapeError::NotAGamedir(g.clone()))?;
+        lobby |= addrs
+            .values()
+            .any(|e| e.get("sources").is_some() || e.get("directive").is_some());
+    }
+    Ok(if lobby {
+        StateKind::Lobby
+    } else {
+        StateKind::ProbePy
+    })
+}
+
 /// The catalog as `state.json`.
 pub fn state_json(c: &Catalog) -> Value {
     let mut root = Map::new();
@@ -57,8 +113,8 @@ pub fn state_json(c: &Catalog) -> Value {
         if let Some(t) = e.first_seen {
             m.insert("first_seen".into(), iso(t).into());
         }
-        if let Some(p) = e.last_ping_ms {
-            m.insert("last_ping_ms".into(), p.into());
+        if let Some(us) = e.last_ping_us {
+            m.insert("last_ping_ms".into(), ping_ms_json(us));
         }
         if let Some(r) = e.resolved {
             m.insert("resolved".into(), r.to_string().into());
@@ -145,10 +201,10 @@ fn restore(c: &mut Catalog, v: &Value, keep_sources: bool) -> usize {
                 last_attempt: s("last_attempt").and_then(parse_iso),
                 last_seen: s("last_seen").and_then(parse_iso),
                 first_seen: s("first_seen").and_then(parse_iso),
-                last_ping_ms: e
+                last_ping_us: e
                     .get("last_ping_ms")
                     .and_then(Value::as_f64)
-                    .map(|p| p.clamp(0.0, f64::from(u32::MAX)) as u32),
+                    .map(|p| (p * 1000.0).round().clamp(0.0, f64::from(u32::MAX)) as u32),
                 info: e
                     .get("info")
                     .and_then(|i| serde_json::from_value::<ProbeInfo>(i.clone()).ok()),
@@ -248,6 +304,35 @@ fn fmt_cell(v: Option<f64>) -> String {
     }
 }
 
+/// `v` as Python's `format(v, "g")`: six significant digits, trailing zeros dropped
+/// (probe.py writes the heat maps' coordinates so: `123.429`, not
+/// `123.42857142857143`).
+pub fn py_g(v: f64) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v == 0.0 {
+        return "0".into();
+    }
+    let sci = format!("{v:.5e}");
+    let (mantissa, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let trim = |s: &str| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if (-4..6).contains(&exp) {
+        let decimals = (5 - exp).max(0) as usize;
+        trim(&format!("{v:.decimals$}"))
+    } else {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    }
+}
+
 /// One heat map as SVG, in probe.py's layout and colours.
 fn heat_svg(rows: &[(&str, Vec<Option<f64>>)], labels: &[String]) -> String {
     let (cell_h, label_w, width) = (30.0, 90.0, 90.0 + 24.0 * 36.0);
@@ -272,13 +357,16 @@ fn heat_svg(rows: &[(&str, Vec<Option<f64>>)], labels: &[String]) -> String {
         }
     };
     let mut s = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {width} {height}\" width=\"100%\" style=\"max-width:{width}px\" font-family=\"system-ui,sans-serif\" font-size=\"11\">\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {} {height}\" width=\"100%\" style=\"max-width:{}px\" font-family=\"system-ui,sans-serif\" font-size=\"11\">\n",
+        py_g(width),
+        py_g(width)
     );
     for (i, l) in labels.iter().enumerate() {
         let x = label_w + (i as f64 + 0.5) * cell_w;
         let _ = writeln!(
             s,
-            "<text x=\"{x}\" y=\"19\" text-anchor=\"middle\" fill=\"#6b7280\">{}</text>",
+            "<text x=\"{}\" y=\"19\" text-anchor=\"middle\" fill=\"#6b7280\">{}</text>",
+            py_g(x),
             esc(l)
         );
     }
@@ -300,8 +388,9 @@ fn heat_svg(rows: &[(&str, Vec<Option<f64>>)], labels: &[String]) -> String {
             };
             let _ = writeln!(
                 s,
-                "<rect x=\"{x}\" y=\"{y}\" width=\"{}\" height=\"29\" fill=\"{}\"><title>{} {}: {}</title></rect>",
-                cell_w - 1.0,
+                "<rect x=\"{}\" y=\"{y}\" width=\"{}\" height=\"29\" fill=\"{}\"><title>{} {}: {}</title></rect>",
+                py_g(x),
+                py_g(cell_w - 1.0),
                 color(*v),
                 esc(g),
                 esc(&labels[i]),
@@ -316,7 +405,8 @@ fn heat_svg(rows: &[(&str, Vec<Option<f64>>)], labels: &[String]) -> String {
                 let cx = label_w + (i as f64 + 0.5) * cell_w;
                 let _ = writeln!(
                     s,
-                    "<text x=\"{cx}\" y=\"{}\" text-anchor=\"middle\" fill=\"{fg}\">{label}</text>",
+                    "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{fg}\">{label}</text>",
+                    py_g(cx),
                     y + 19.0
                 );
             }
@@ -434,8 +524,9 @@ mod tests {
     }
   }
 }"#;
-        let files =
-            curated::parse("[[server]]\naddress = \"192.0.2.1:27015\"\n", "valve.toml").unwrap();
+        let files = curated::parse("[[server]]\naddress = \"192.0.2.1:27015\"\n", "valve.toml")
+            .unwrap()
+            .servers;
         let mut c = Catalog::new();
         c.set_curated(&BTreeMap::from([("valve".to_string(), files)]))
             .unwrap();
@@ -443,8 +534,8 @@ mod tests {
         assert_eq!(restore_state(&mut c, &v), 2);
         let e = c.get("valve", "192.0.2.1:27015").unwrap();
         assert_eq!(
-            (e.last_seen, e.last_ping_ms),
-            (Some(1_700_000_000), Some(41))
+            (e.last_seen, e.last_ping_us),
+            (Some(1_700_000_000), Some(41_000))
         );
         assert_eq!(
             e.sources,
@@ -456,7 +547,21 @@ mod tests {
             back["valve"]["192.0.2.1:27015"]["last_seen"],
             "2023-11-14T22:13:20+00:00"
         );
-        assert_eq!(back["valve"]["192.0.2.1:27015"]["last_ping_ms"], 41);
+        assert_eq!(back["valve"]["192.0.2.1:27015"]["last_ping_ms"], 41.0);
+        // A sub-millisecond ping stays one (xash3d-query's `0.203`).
+        assert_eq!(ping_ms_json(203).to_string(), "0.203");
+        assert_eq!(ping_ms_json(1_500).to_string(), "1.5");
+        assert_eq!(state_kind(&v), Ok(StateKind::ProbePy));
+        assert_eq!(state_kind(&back), Ok(StateKind::Lobby));
+        assert_eq!(state_kind(&json!([1])), Err(StateShapeError::NotAnObject));
+        assert_eq!(
+            state_kind(&json!({"valve": 3})),
+            Err(StateShapeError::NotAGamedir("valve".into()))
+        );
+        assert_eq!(
+            state_kind(&json!({"version": 1, "servers": [], "bans": []})),
+            Ok(StateKind::Master)
+        );
         assert_eq!(
             back["samples"]["valve"],
             json!([[1700000000, 5], [1700003600, 7]])
@@ -500,5 +605,27 @@ mod tests {
         let html = index_html(&c, &["valve".to_string()], now);
         assert!(html.contains("<a href=\"v1/servers/valve\">"));
         assert!(html.contains("<title>valve 10: 3</title>"), "{html}");
+        // The weekday map's seven columns, at probe.py's precision.
+        assert!(
+            html.contains("<rect x=\"213.429\" y=\"30\" width=\"122.429\""),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn numbers_as_python_formats_them_with_g() {
+        for (v, want) in [
+            (0.0, "0"),
+            (36.0, "36"),
+            (954.0, "954"),
+            (123.42857142857143, "123.429"),
+            (151.71428571428572, "151.714"),
+            (0.5, "0.5"),
+            (1_234_567.0, "1.23457e+06"),
+            (0.00001, "1e-05"),
+            (-2.5, "-2.5"),
+        ] {
+            assert_eq!(py_g(v), want, "{v}");
+        }
     }
 }

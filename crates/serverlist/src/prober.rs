@@ -60,8 +60,9 @@ pub enum Event {
         addr: SocketAddr,
         /// What it said.
         info: ProbeInfo,
-        /// Round trip of the answering try, ms.
-        ping_ms: u32,
+        /// Round trip of the answering try, µs (probe.py keeps the ping in ms to
+        /// the µs, as xash3d-query prints it).
+        ping_us: u32,
     },
     /// No (valid) answer within the probe's budget.
     Silent {
@@ -235,7 +236,7 @@ impl Prober {
                     password: info.password,
                     protocol: info.protocol,
                 },
-                ping_ms: ping_ms.round().clamp(0.0, f64::from(u32::MAX)) as u32,
+                ping_us: (ping_ms * 1000.0).round().clamp(0.0, f64::from(u32::MAX)) as u32,
             },
             Outcome::NoReply { hint } => Event::Silent { addr, why: hint },
             Outcome::Invalid { error } => Event::Silent { addr, why: error },
@@ -434,7 +435,7 @@ mod tests {
             &mut ev,
         );
         assert!(
-            matches!(&ev[..], [Event::Answered { info, ping_ms: 40, .. }] if info.players == 3)
+            matches!(&ev[..], [Event::Answered { info, ping_us: 40_000, .. }] if info.players == 3)
         );
         ev.clear();
         // An answer from nobody asked is counted and ignored.

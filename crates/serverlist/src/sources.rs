@@ -1,11 +1,12 @@
 //! Reading a sources directory (`[master] sources`, a checkout of FWGS/server-list's
 //! `servers/` or the same layout): every `<gamedir>.toml` in it, at start and on
-//! SIGHUP. A file that cannot be read or parsed keeps its previous good copy (the
-//! error is returned for the log); a file removed drops its gamedir; files whose name
-//! is not `<gamedir>.toml` are ignored.
+//! SIGHUP. A file that cannot be read or is not TOML keeps its previous good copy (the
+//! error is returned for the log); in a file that is read, a bad entry is skipped and
+//! named and the rest of the file is used ([`curated::parse`]); a file removed drops
+//! its gamedir; files whose name is not `<gamedir>.toml` are ignored.
 
 use crate::catalog::TooManyServers;
-use crate::curated::{self, gamedir_of, CuratedServer, MAX_FILE_BYTES};
+use crate::curated::{self, gamedir_of, CuratedServer, Issue, Severity, MAX_FILE_BYTES};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,24 @@ pub struct Loaded {
     pub files: Files,
     /// One line per file refused, naming the file, the line and the key.
     pub errors: Vec<String>,
+    /// Entries skipped and warnings, per file read, naming the file, the line and
+    /// what is wrong.
+    pub issues: Vec<Issue>,
+}
+
+impl Loaded {
+    /// How many entries were skipped.
+    pub fn skipped(&self) -> usize {
+        self.issues
+            .iter()
+            .filter(|i| i.severity == Severity::Skipped)
+            .count()
+    }
+
+    /// How many warnings (entries kept).
+    pub fn warnings(&self) -> usize {
+        self.issues.len() - self.skipped()
+    }
 }
 
 /// Reads `dir`; `previous` is what the last reading kept.
@@ -60,8 +79,9 @@ pub fn load_dir(dir: &Path, previous: &Files) -> Result<Loaded, SourcesError> {
             .map_err(|e| format!("{shown}: {e}"))
             .and_then(|text| curated::parse(&text, &shown).map_err(|e| e.to_string()));
         match parsed {
-            Ok(servers) => {
-                out.files.insert(gamedir.to_string(), servers);
+            Ok(parsed) => {
+                out.issues.extend(parsed.issues);
+                out.files.insert(gamedir.to_string(), parsed.servers);
             }
             Err(e) => {
                 let kept = previous.get(gamedir);
@@ -136,7 +156,7 @@ mod tests {
         assert_eq!(first.errors.len(), 1, "{:?}", first.errors);
         std::fs::write(
             dir.join("valve.toml"),
-            "[[server]]\naddress = \"192.0.2.1:27015\"\nport = 1\n",
+            "[[server]]\naddress = \"192.0.2.1:27015\"\nport = \"1\n",
         )
         .unwrap();
         let second = load_dir(&dir, &first.files).unwrap();
@@ -146,13 +166,30 @@ mod tests {
             .iter()
             .find(|e| e.contains("valve.toml"))
             .unwrap();
+        assert!(e.contains("valve.toml:3") && e.contains("kept"), "{e}");
+        // A bad entry is skipped and named; the rest of its file is read.
+        std::fs::write(
+            dir.join("valve.toml"),
+            "[[server]]\naddress = \"192.0.2.1:27015\"\nport = 1\n[[server]]\naddress = \"192.0.2.2\"\n",
+        )
+        .unwrap();
+        let third = load_dir(&dir, &second.files).unwrap();
+        assert_eq!(third.files["valve"], first.files["valve"]);
+        assert_eq!((third.skipped(), third.warnings()), (1, 1));
+        let shown: Vec<String> = third.issues.iter().map(|i| i.to_string()).collect();
         assert!(
-            e.contains("valve.toml:3") && e.contains("port") && e.contains("kept"),
-            "{e}"
+            shown[0].ends_with(
+                "valve.toml:3: warning: key `port` is unknown (ignored; the entry is kept)"
+            ),
+            "{shown:?}"
+        );
+        assert!(
+            shown[1].contains("valve.toml:5: entry skipped: key `address`"),
+            "{shown:?}"
         );
         std::fs::remove_file(dir.join("valve.toml")).unwrap();
         assert!(
-            load_dir(&dir, &second.files).unwrap().files.is_empty(),
+            load_dir(&dir, &third.files).unwrap().files.is_empty(),
             "removed: gone"
         );
         assert!(load_dir(&dir.join("nope"), &Files::new()).is_err());

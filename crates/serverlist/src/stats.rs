@@ -30,6 +30,7 @@ pub mod families {
         PUBLISHED = Family::gauge("lobby_list_published", "Curated addresses published now.");
         UNRESOLVED = Family::gauge("lobby_list_unresolved", "Source host names that did not resolve at the last try.");
         REFUSED = Family::gauge("lobby_list_sources_refused", "Source files refused at the last reading (each keeps its previous copy).");
+        SKIPPED = Family::gauge("lobby_list_sources_skipped", "Source entries skipped at the last reading (each named in the log; the rest of its file is read).");
     }
 }
 
@@ -56,6 +57,8 @@ telemetry::fields! {
         pub unresolved => families::UNRESOLVED;
         /// Files refused.
         pub sources_refused => families::REFUSED;
+        /// Entries skipped.
+        pub sources_skipped => families::SKIPPED;
     }
 }
 

@@ -24,12 +24,19 @@ pub fn random_secret() -> Result<[u8; 32]> {
     Ok(s)
 }
 
-/// Reads a state file ([`SavedState::from_json`]); a missing file is an empty state,
-/// a corrupt one an error.
+/// Reads a state file ([`SavedState::read`]); a missing file is an empty state,
+/// a corrupt one an error. A server list's `state.json` (probe.py's) is read as the
+/// list's state, and the file is saved in the master's format from then on.
 pub fn load_state(path: &Path) -> Result<SavedState> {
     match std::fs::read_to_string(path) {
-        Ok(text) => SavedState::from_json(&text)
-            .map_err(|e| anyhow::anyhow!("state file {} {e}", path.display())),
+        Ok(text) => {
+            let (s, origin) = SavedState::read(&text)
+                .map_err(|e| anyhow::anyhow!("state file {} {e}", path.display()))?;
+            if origin == master::state::StateOrigin::ListState {
+                tracing::warn!(file = %path.display(), "state file is a server list state.json (probe.py's): its last-seen times are imported; it is saved in the master's format from now on (`lobby master export` writes probe.py's form)");
+            }
+            Ok(s)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(SavedState::default()),
         Err(e) => Err(e).with_context(|| format!("cannot read state file {}", path.display())),
     }
