@@ -148,7 +148,8 @@ pub struct MasterArgs {
     /// TCP address for the HTTP server list (`/v1/servers/<gamedir>`); repeatable.
     #[arg(long, value_name = "ADDR:PORT")]
     http: Vec<String>,
-    /// State file: servers and bans survive restarts (saved atomically).
+    /// State file: servers and bans survive restarts (saved atomically). A server
+    /// list `state.json` (probe.py's) is imported: every last answer is kept.
     #[arg(long, value_name = "FILE")]
     state: Option<String>,
     /// Seconds a server stays listed after its last valid info (default 900).

@@ -35,8 +35,9 @@ pub enum ListCommand {
     /// probe.py's tree (`v1/servers/<gamedir>`, `v1/gamedirs`, `state.json`,
     /// `index.html`), then exit: a drop-in for FWGS/server-list's nightly job.
     Probe(ProbeArgs),
-    /// Write probe.py's tree from a master's state file (or a `state.json`), so a list
-    /// can be hosted on static pages.
+    /// Write probe.py's tree from a master's state file or a `state.json` (probe.py's
+    /// own with `--sources`), so a list can be hosted on static pages or handed back
+    /// to probe.py.
     Export(ExportArgs),
 }
 
