@@ -251,8 +251,8 @@ fn curated_sources_are_probed_and_published_beside_heartbeats() {
         std::thread::sleep(Duration::from_millis(300));
     }
 
-    // v1/gamedirs: the sources' totals (duplicates counted, as probe.py does) plus
-    // the heartbeat server, and what is published.
+    // v1/gamedirs: the sources' addresses (the host name and the IP it resolves to
+    // are two addresses as written) plus the heartbeat server, and what is published.
     let (_, gd) = http_get(http, "/v1/gamedirs");
     let rows: Vec<&str> = gd
         .lines()
@@ -302,9 +302,10 @@ fn curated_sources_are_probed_and_published_beside_heartbeats() {
     // A name that is no game directory is not echoed (it would inject lines).
     assert_eq!(http_get(http, "/v1/servers/x%0Aip%201.2.3.4:5").0, 404);
 
-    // A bad file on SIGHUP keeps the previous good copy, and says where it is bad.
+    // A file that is not TOML on SIGHUP keeps the previous good copy, and says
+    // where it is bad.
     let mut bad = toml_entries(&valve);
-    bad.push_str("port = 27015\n");
+    bad.push_str("port = \"27015\n");
     std::fs::write(sources.join("valve.toml"), bad).unwrap();
     m.signal(libc::SIGHUP);
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -315,7 +316,7 @@ fn curated_sources_are_probed_and_published_beside_heartbeats() {
     let log = m.stderr();
     let line = log.lines().find(|l| l.contains("source refused")).unwrap();
     assert!(
-        line.contains("valve.toml:") && line.contains("port") && line.contains("kept"),
+        line.contains("valve.toml:") && line.contains("kept"),
         "{line}"
     );
     assert_eq!(
@@ -469,17 +470,45 @@ fn the_one_shot_probe_writes_probe_py_tree() {
     assert!(read("index.html").contains("v1/servers/valve"));
     assert!(out.join(".nojekyll").exists());
 
-    // A file in error: exit 2, and the last tree stays as it was.
+    // An entry in error: skipped and named, exit 3, every other gamedir published.
     let before = read("v1/servers/valve");
     std::fs::write(sources.join("tfc.toml"), "[[server]]\naddress = \"nope\"\n").unwrap();
-    let r = run(&["master", "probe", "--sources", s, "--output", o]);
-    assert_eq!(r.status.code(), Some(2));
+    let r = run(&[
+        "master",
+        "probe",
+        "--sources",
+        s,
+        "--output",
+        o,
+        "--timeout",
+        "0.5",
+    ]);
+    assert_eq!(r.status.code(), Some(3));
     let err = String::from_utf8_lossy(&r.stderr);
     assert!(
-        err.contains("tfc.toml:1") && err.contains("address"),
+        err.contains("tfc.toml:2: entry skipped: key `address`"),
         "{err}"
     );
-    assert_eq!(read("v1/servers/valve"), before);
+    assert_eq!(
+        set(&engine_entries(&read("v1/servers/valve"))),
+        set(&engine_entries(&before))
+    );
+    // A sources directory with no usable file: exit 2, nothing written.
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("valve.toml"), "[[server\n").unwrap();
+    let out2 = dir.join("out2");
+    let r = run(&[
+        "master",
+        "probe",
+        "--sources",
+        empty.to_str().unwrap(),
+        "--output",
+        out2.to_str().unwrap(),
+    ]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("valve.toml:1"));
+    assert!(!out2.exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -170,7 +170,10 @@ fn bad_entries_are_skipped_and_named_and_everything_else_is_published() {
         assert!(err.contains(want), "{want:?} not in:\n{err}");
     }
     let summary: Value = serde_json::from_slice(&r.stdout).unwrap();
-    assert_eq!((summary["skipped"].as_u64(), summary["warnings"].as_u64()), (Some(2), Some(3)));
+    assert_eq!(
+        (summary["skipped"].as_u64(), summary["warnings"].as_u64()),
+        (Some(2), Some(3))
+    );
 
     // What probe.py published for the same files, less the protocol-47 entry it
     // publishes as `ip` (FWGS's pull-request check marks it "Unknown protocol").
@@ -196,7 +199,10 @@ fn bad_entries_are_skipped_and_named_and_everything_else_is_published() {
         rows(&expected(case, "v1/gamedirs", &real)),
         ["cstrike 1 1", "valve 7 6"]
     );
-    assert_eq!(rows(&read(&out, "v1/gamedirs")), ["cstrike 1 1", "valve 4 4"]);
+    assert_eq!(
+        rows(&read(&out, "v1/gamedirs")),
+        ["cstrike 1 1", "valve 4 4"]
+    );
 
     // state.json: probe.py's keys; the ping a float of ms, as probe.py keeps it.
     let py: Value = serde_json::from_str(&expected(case, "state.json", &real)).unwrap();
@@ -210,7 +216,10 @@ fn bad_entries_are_skipped_and_named_and_everything_else_is_published() {
     for v in [&py, &ours] {
         let e = &v["valve"][x[0].to_string()];
         assert!(e["last_ping_ms"].is_f64(), "{e}");
-        assert!(e["last_seen"].is_string() && e["last_attempt"].is_string(), "{e}");
+        assert!(
+            e["last_seen"].is_string() && e["last_attempt"].is_string(),
+            "{e}"
+        );
     }
 
     // The live master: the same files, the same lines served at first start, and
@@ -221,7 +230,10 @@ fn bad_entries_are_skipped_and_named_and_everything_else_is_published() {
     entries_until(http, "cstrike", &set(&[format!("gs {}", g[1])]), &m);
     let log = m.stderr();
     assert!(log.contains("valve.toml:24: entry skipped"), "{log}");
-    assert!(log.contains("valve.toml:10: warning: key `comment`"), "{log}");
+    assert!(
+        log.contains("valve.toml:10: warning: key `comment`"),
+        "{log}"
+    );
     drop(m);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -245,15 +257,23 @@ fn an_address_without_a_port_is_skipped_alone() {
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(3), "{err}");
     assert!(
-        err.contains("valve.toml:8: entry skipped: key `address`: address \"127.0.0.1\": expected HOST:PORT"),
+        err.contains(
+            "valve.toml:8: entry skipped: key `address`: address \"127.0.0.1\": expected HOST:PORT"
+        ),
         "{err}"
     );
-    assert_eq!(lines(&read(&out, "v1/servers/valve")), set(&[format!("ip {}", x[0])]));
+    assert_eq!(
+        lines(&read(&out, "v1/servers/valve")),
+        set(&[format!("ip {}", x[0])])
+    );
     assert_eq!(rows(&read(&out, "v1/gamedirs")), ["valve 1 1"]);
     // probe.py handed the portless address to xash3d-query with the good one, which
     // refused the whole batch: nothing was published.
     assert!(lines(&expected("no-port", "v1/servers/valve", &real)).is_empty());
-    assert_eq!(rows(&expected("no-port", "v1/gamedirs", &real)), ["valve 2 0"]);
+    assert_eq!(
+        rows(&expected("no-port", "v1/gamedirs", &real)),
+        ["valve 2 0"]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -314,35 +334,56 @@ fn export_publishes_what_probe_py_publishes_from_its_state() {
     let r = lobby(&args);
     let err = String::from_utf8_lossy(&r.stderr);
     assert_eq!(r.status.code(), Some(2), "{err}");
-    assert!(err.contains("probe.py's state.json") && err.contains("--sources"), "{err}");
+    assert!(
+        err.contains("probe.py's state.json") && err.contains("--sources"),
+        "{err}"
+    );
     assert!(!out.join("v1").exists());
 
     args.extend_from_slice(&["--sources", s, "--json"]);
     let r = lobby(&args);
-    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
     let summary: Value = serde_json::from_slice(&r.stdout).unwrap();
     assert_eq!(summary["published"], 4, "{summary}");
     for f in ["v1/servers/valve", "v1/servers/cstrike"] {
-        assert_eq!(lines(&read(&out, f)), lines(&expected("export", f, &real)), "{f}");
+        assert_eq!(
+            lines(&read(&out, f)),
+            lines(&expected("export", f, &real)),
+            "{f}"
+        );
     }
     assert_eq!(
         rows(&read(&out, "v1/gamedirs")),
         rows(&expected("export", "v1/gamedirs", &real))
     );
     // The heat maps as probe.py draws them, numbers at its precision.
-    let (ours, py) = (read(&out, "index.html"), expected("export", "index.html", &real));
+    let (ours, py) = (
+        read(&out, "index.html"),
+        expected("export", "index.html", &real),
+    );
     assert_eq!(svgs(&ours), svgs(&py));
     assert_eq!(svgs(&ours).len(), 2);
     let st_out: Value = serde_json::from_str(&read(&out, "state.json")).unwrap();
     assert_eq!(st_out["valve"][&real[0].1]["last_ping_ms"], 0.203);
-    assert_eq!(st_out["valve"][&real[0].1]["last_seen"], "2026-11-01T12:00:00+00:00");
+    assert_eq!(
+        st_out["valve"][&real[0].1]["last_seen"],
+        "2026-11-01T12:00:00+00:00"
+    );
 
     // Inputs that cannot be used are errors, never an empty tree.
     let bad = dir.join("bad.json");
     for (text, says) in [
         ("[1, 2]", "not a JSON object"),
         ("{\"valve\": 3}", "\"valve\""),
-        ("{\"version\": 1, \"servers\": [], \"bans\": []}", "no gamedir"),
+        (
+            "{\"version\": 1, \"servers\": [], \"bans\": []}",
+            "no gamedir",
+        ),
     ] {
         std::fs::write(&bad, text).unwrap();
         let out2 = dir.join("out2");
