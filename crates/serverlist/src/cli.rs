@@ -213,6 +213,10 @@ async fn probe(a: ProbeArgs) -> Result<ExitCode> {
     let mut catalog = Catalog::new();
     catalog.set_curated(&loaded.files)?;
     match read_json(&state_path) {
+        // A master's state file keeps the list under "list".
+        Ok(Some(v)) if state_kind(&v) == Ok(StateKind::Master) => {
+            restore_state(&mut catalog, v.get("list").unwrap_or(&json!({})));
+        }
         Ok(Some(v)) => {
             restore_state(&mut catalog, &v);
         }
