@@ -100,8 +100,7 @@ impl TiersSetting {
             TiersSetting::List(l) if l.is_empty() => "off".into(),
             TiersSetting::List(l) => l.join(","),
         };
-        relay::Tiers::parse(&text, hysteresis_nm)
-            .with_context(|| format!("relay.tiers {text:?}"))
+        relay::Tiers::parse(&text, hysteresis_nm).with_context(|| format!("relay.tiers {text:?}"))
     }
 }
 

@@ -188,7 +188,12 @@ pub(crate) struct Fan {
 /// Exact: pairs of groups whose members cannot come within the largest range of
 /// each other (by the triangle inequality on their centres and radii) are skipped,
 /// every other pair of pilots is tested with [`receives`].
-pub(crate) fn fanout_tiered(pl: &Placement, range_nm: &[f64], tiers: &relay::Tiers, hz: f64) -> Fan {
+pub(crate) fn fanout_tiered(
+    pl: &Placement,
+    range_nm: &[f64],
+    tiers: &relay::Tiers,
+    hz: f64,
+) -> Fan {
     let n = pl.pos.len();
     assert_eq!(range_nm.len(), n, "one range per pilot");
     let max_range = range_nm.iter().copied().fold(0.0, f64::max);

@@ -397,7 +397,8 @@ fn thirty_nm_apart(r: &Lobby) -> (usize, usize) {
     for k in 0..30 {
         let t = 500.0 + 0.1 * f64::from(k);
         a.send_to(&pos_at("ALPHA", BIKF, t), udp).unwrap();
-        b.send_to(&pos_at("BRAVO", north(BIKF, 30.0), t + 0.03), udp).unwrap();
+        b.send_to(&pos_at("BRAVO", north(BIKF, 30.0), t + 0.03), udp)
+            .unwrap();
         let until = std::time::Instant::now() + Duration::from_millis(100);
         while std::time::Instant::now() < until {
             got_a += drain(&a, Duration::from_millis(5)).len();
@@ -430,10 +431,19 @@ fn distance_tiers_thin_by_default_and_tiers_off_forwards_everything() {
     r.stop();
 
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_lobby"))
-        .args(["relay", "--listen", "127.0.0.1:0", "--tiers", "full@10,0.1hz"])
+        .args([
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--tiers",
+            "full@10,0.1hz",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("relay.tiers") && err.contains("1.5 s"), "{err}");
+    assert!(
+        err.contains("relay.tiers") && err.contains("1.5 s"),
+        "{err}"
+    );
 }

@@ -909,7 +909,11 @@ impl Engine {
     pub fn gate_count(&self) -> usize {
         debug_assert_eq!(
             self.gate_budget.held,
-            self.slots.iter().flatten().map(|p| p.gates.len()).sum::<usize>()
+            self.slots
+                .iter()
+                .flatten()
+                .map(|p| p.gates.len())
+                .sum::<usize>()
         );
         self.gate_budget.held
     }

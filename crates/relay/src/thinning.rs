@@ -188,7 +188,9 @@ pub fn pass(
             let g = e.get_mut();
             let version = chat.version(offer.datagram);
             let must = version != g.chat;
-            if g.gate.offer(offer.tiers, nm, offer.time, offer.period, must) {
+            if g.gate
+                .offer(offer.tiers, nm, offer.time, offer.period, must)
+            {
                 g.chat = version;
                 Pass::Sent(false)
             } else {

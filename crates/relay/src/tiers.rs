@@ -299,7 +299,11 @@ impl Gate {
         let since = time - self.last_time;
         // The datagram nearest the due time goes: once less than half the sender's
         // period is left (a 3 Hz sender in a 2 Hz tier keeps its 3 Hz).
-        let period = if period.is_finite() { period.clamp(0.0, interval) } else { 0.0 };
+        let period = if period.is_finite() {
+            period.clamp(0.0, interval)
+        } else {
+            0.0
+        };
         let slack = (interval * (1.0 - DUE_SHARE)).max(period * 0.55);
         // A clock that went backwards (or is not a number) restarts the grid.
         let due = interval == 0.0 || since.is_nan() || since < 0.0 || since >= interval - slack;
@@ -415,7 +419,10 @@ mod tests {
         let tiers = fly_in();
         let mut g = Gate::first(&tiers, 30.0, 0.0);
         assert!(!g.offer(&tiers, 30.0, 0.1, 0.1, false));
-        assert!(g.offer(&tiers, 9.0, 0.2, 0.1, false), "near now: every datagram");
+        assert!(
+            g.offer(&tiers, 9.0, 0.2, 0.1, false),
+            "near now: every datagram"
+        );
         assert!(g.offer(&tiers, 9.0, 0.3, 0.1, false));
     }
 
@@ -433,7 +440,10 @@ mod tests {
         // A clock that went backwards (a new session) passes at once.
         assert!(g.offer(&tiers, 80.0, 3.0, 0.1, false));
         assert!(!g.offer(&tiers, 80.0, 3.5, 0.1, false));
-        assert!(g.offer(&tiers, 80.0, f64::NAN, 0.1, false), "no number: passes");
+        assert!(
+            g.offer(&tiers, 80.0, f64::NAN, 0.1, false),
+            "no number: passes"
+        );
     }
 
     #[test]
@@ -500,7 +510,15 @@ mod tests {
             Tiers::parse("5hz@20nm,0.75hz", 1.0).unwrap().to_string(),
             "5hz@20,0.75hz"
         );
-        for bad in ["2hz,1hz", "fast@10", "2@10", "0hz", "0.5hz", "full@x", "1hz@5,full@3"] {
+        for bad in [
+            "2hz,1hz",
+            "fast@10",
+            "2@10",
+            "0hz",
+            "0.5hz",
+            "full@x",
+            "1hz@5,full@3",
+        ] {
             assert!(Tiers::parse(bad, 2.0).is_err(), "{bad}");
         }
         assert_eq!(
@@ -509,6 +527,9 @@ mod tests {
         );
         assert_eq!(t.full_rate_within_nm(), Some(10.0));
         assert_eq!(Tiers::off().full_rate_within_nm(), Some(f64::INFINITY));
-        assert_eq!(Tiers::parse("1hz", 0.0).unwrap().full_rate_within_nm(), None);
+        assert_eq!(
+            Tiers::parse("1hz", 0.0).unwrap().full_rate_within_nm(),
+            None
+        );
     }
 }

@@ -190,10 +190,17 @@ fn near_senders_arrive_whole_far_ones_at_their_tiers_rate_evenly_spaced_unmodifi
             while k < sent.len() && sent[k] != d {
                 k += 1;
             }
-            assert!(k < sent.len(), "{cs}: a datagram not sent as such, or out of order");
+            assert!(
+                k < sent.len(),
+                "{cs}: a datagram not sent as such, or out of order"
+            );
         }
     }
-    assert_eq!(rig.times("NEAR").len(), 600, "every datagram of a near sender");
+    assert_eq!(
+        rig.times("NEAR").len(),
+        600,
+        "every datagram of a near sender"
+    );
     // The counters say what was left out, per tier.
     let thinned = rig.e.stats().thinned();
     let mid_sent = rig.sent["MID"].len() as u64;
@@ -204,7 +211,11 @@ fn near_senders_arrive_whole_far_ones_at_their_tiers_rate_evenly_spaced_unmodifi
     assert_eq!(thinned[0].0, 0);
     assert_eq!(thinned[3].0, 0);
     let len = rig.sent["FAR"][0].1.len() as u64;
-    assert_eq!(thinned[2].1, thinned[2].0 * len, "bytes as datagrams times length");
+    assert_eq!(
+        thinned[2].1,
+        thinned[2].0 * len,
+        "bytes as datagrams times length"
+    );
 }
 
 #[test]
@@ -248,14 +259,20 @@ fn every_new_chat_line_of_a_far_sender_arrives_in_the_datagram_that_first_carrie
         let first_sent = rig.sent["FAR"]
             .iter()
             .find(|(_, d)| {
-                fgmp::extras::Extras::decode(d).and_then(|x| x.chat).as_deref() == Some(line)
+                fgmp::extras::Extras::decode(d)
+                    .and_then(|x| x.chat)
+                    .as_deref()
+                    == Some(line)
             })
             .expect("sent")
             .0;
         let first_got = rig.got["FAR"]
             .iter()
             .find(|(_, d)| {
-                fgmp::extras::Extras::decode(d).and_then(|x| x.chat).as_deref() == Some(line)
+                fgmp::extras::Extras::decode(d)
+                    .and_then(|x| x.chat)
+                    .as_deref()
+                    == Some(line)
             })
             .map(|(at, _)| *at);
         assert_eq!(first_got, Some(first_sent), "{line} at once");
@@ -284,7 +301,11 @@ fn a_sender_crossing_tiers_changes_rate_within_a_second() {
     let at: Vec<f64> = rig.got["X"].iter().map(|(at, _)| *at).collect();
     let within = |a: f64, b: f64| at.iter().filter(|&&t| t >= a && t < b).count();
     assert_eq!(within(2.0, 10.0), 16, "2 Hz at 30 nm");
-    assert_eq!(within(10.0, 20.0), 100, "every datagram from the first one near");
+    assert_eq!(
+        within(10.0, 20.0),
+        100,
+        "every datagram from the first one near"
+    );
     assert!(within(20.0, 21.0) <= 2, "the new tier within a second");
     assert_eq!(within(21.0, 30.0), 9, "1 Hz at 60 nm");
 }
@@ -297,7 +318,11 @@ fn a_pilot_weaving_across_a_bound_keeps_full_rate_inside_the_hysteresis() {
         p[0].north_nm = 9.0 + 2.9 * (t * 0.7).sin().abs(); // 9 to 11.9 nm
     });
     assert_eq!(rig.got["W"].len(), 200);
-    assert_eq!(rig.e.gate_count(), 0, "never left the first tier: nothing held");
+    assert_eq!(
+        rig.e.gate_count(),
+        0,
+        "never left the first tier: nothing held"
+    );
 }
 
 #[test]
@@ -305,7 +330,10 @@ fn a_new_far_pilot_and_a_new_callsign_on_a_socket_arrive_with_their_first_datagr
     let mut rig = Rig::new(Tiers::recommended());
     let mut pilots = vec![Pilot::new("FIRST", "10.1.0.2:5000", 80.0, 0.0)];
     rig.fly(&mut pilots, 0.0, 2.05, |_, _| {});
-    assert_eq!(rig.got["FIRST"][0].1, rig.sent["FIRST"][0].1, "its first datagram");
+    assert_eq!(
+        rig.got["FIRST"][0].1, rig.sent["FIRST"][0].1,
+        "its first datagram"
+    );
     // The same socket flies another callsign (FlightGear restarted): a new aircraft
     // to every receiver, whatever its clock says.
     pilots[0].callsign = "SECOND".into();
@@ -381,10 +409,16 @@ fn a_linked_relay_gets_full_rate_for_its_pilot_in_range_and_thins_for_it() {
     // An fgms peer would get the same: every datagram while it has a pilot in range.
     assert!(over_link >= 199, "{over_link} over the link");
     let to_far = net.take_inbox(far.from);
-    let n = to_far.iter().filter(|d| callsign_of(&d.payload) == "ALPHA").count();
+    let n = to_far
+        .iter()
+        .filter(|d| callsign_of(&d.payload) == "ALPHA")
+        .count();
     assert!((19..=22).contains(&n), "FARB gets 1 Hz of ALPHA: {n}");
     let to_alpha = net.take_inbox(alpha.from);
-    let n = to_alpha.iter().filter(|d| callsign_of(&d.payload) == "FARB").count();
+    let n = to_alpha
+        .iter()
+        .filter(|d| callsign_of(&d.payload) == "FARB")
+        .count();
     assert!((19..=22).contains(&n), "and ALPHA 1 Hz of FARB: {n}");
 }
 
@@ -409,9 +443,16 @@ fn past_the_gate_caps_far_pairs_still_get_their_tiers_rate_without_state() {
         for i in 0..8 {
             let times = rig.times(&format!("F{i}"));
             let rate = times.len() as f64 / 30.0;
-            assert!((0.9..=1.1).contains(&rate), "F{i}: {rate} Hz (caps {total}/{per_receiver})");
+            assert!(
+                (0.9..=1.1).contains(&rate),
+                "F{i}: {rate} Hz (caps {total}/{per_receiver})"
+            );
             for w in times.windows(2).skip(1) {
-                assert!((w[1] - w[0] - 1.0).abs() < 0.01, "F{i}: gap {}", w[1] - w[0]);
+                assert!(
+                    (w[1] - w[0] - 1.0).abs() < 0.01,
+                    "F{i}: gap {}",
+                    w[1] - w[0]
+                );
             }
         }
         // Only ME is a receiver at BIKF; the senders are receivers of each other

@@ -4,10 +4,10 @@
 use super::{secs, stamp_now, Live, Plan};
 use crate::histogram::Histogram;
 use crate::layout::receives;
-use fgmp::geo::chord_nm;
 use crate::packet::read_stamp;
 use crate::procstat;
 use anyhow::{Context, Result};
+use fgmp::geo::chord_nm;
 use std::net::UdpSocket;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::Ordering::Relaxed;
