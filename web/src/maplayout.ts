@@ -45,7 +45,7 @@ export function layout(s: MapState, W: number, H: number) {
   const cellN = cells.n, cellX = cells.x, cellY = cells.y;
   const cellOf = (p: Pilot) => (Math.floor(p.sy / C) + 1) * cols + Math.floor(p.sx / C) + 1;
   for (const p of s.pilots.values()) {
-    if (!p.shown || p.x < x0 || p.x > x1 || p.y < y0 || p.y > y1) { p.drawn = NOT_DRAWN; continue; }
+    if (!p.shown || !p.placed || p.x < x0 || p.x > x1 || p.y < y0 || p.y > y1) { p.drawn = NOT_DRAWN; continue; }
     p.sx = sx0 + sk * p.x; p.sy = sy0 + sk * p.y;
     p.drawn = p.cls;
     if (clustering && p !== sel) {

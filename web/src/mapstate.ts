@@ -7,6 +7,7 @@
 import { geoNaturalEarth1, type GeoPermissibleObjects, type GeoProjection } from 'd3-geo';
 import { zoomIdentity, type ZoomTransform } from 'd3-zoom';
 import { classIndex, type Sprite } from './symbols';
+import { placed } from './geo';
 import * as mv from './mapview';
 import type { components } from './api.gen';
 
@@ -39,6 +40,8 @@ export interface Pilot {
   /** Last frame: device-pixel screen position, and what was drawn (a class index, CLUSTERED or NOT_DRAWN). */
   sx: number; sy: number; drawn: number;
   lat: number; lon: number; alt_ft: number; heading: number; ground_speed_kt: number;
+  /** Somewhere yet (geo.ts `placed`): a client still loading its scenery is not drawn and leaves no trail. */
+  placed: boolean;
   local: boolean; relay: string | null; online_since: number;
   /** Projected position (unzoomed canvas CSS pixels) and the screen angle of its heading. */
   x: number; y: number; a: number;
@@ -226,9 +229,14 @@ function matches(s: MapState, p: Pilot): boolean {
   return s.filter === '' || p.key.includes(s.filter);
 }
 
-/** Projects the pilot's position and heading. */
+/** Projects the pilot's position and heading (nowhere, NaN, until it is placed). */
 function place(s: MapState, p: Pilot) {
-  const xy = project(s, p.lon, p.lat);
+  const was = p.placed;
+  p.placed = placed(p.alt_ft);
+  // Placed at last: what came before (the airport's reference point, a jump to the
+  // start position) is no part of its trail.
+  if (p.placed && !was) { p.tn = 0; p.th = 0; }
+  const xy = p.placed ? project(s, p.lon, p.lat) : [NaN, NaN];
   p.x = xy[0]; p.y = xy[1];
   p.a = headingAngle(s, p);
 }
@@ -239,6 +247,7 @@ export function trailIndex(p: Pilot, i: number): number {
 }
 
 function pushTrail(p: Pilot, now: number) {
+  if (!p.placed) return;
   const last = p.tn ? p.tt[(p.th + TRAIL_POINTS - 1) % TRAIL_POINTS] : 0;
   if (p.tn && now - last < TRAIL_STEP) return;
   const i = p.th;
@@ -258,7 +267,7 @@ function add(s: MapState, a: ApiPilot, now: number) {
     callsign: a.callsign, model: a.model ?? '', aircraft: a.aircraft ?? '',
     key: keyOf(a), cls: classIndex(a.class), info: a, sx: 0, sy: 0, drawn: NOT_DRAWN,
     lat: a.lat, lon: a.lon, alt_ft: a.alt_ft, heading: a.heading, ground_speed_kt: a.ground_speed_kt,
-    local: a.local, relay: a.relay ?? null, online_since: a.online_since,
+    placed: false, local: a.local, relay: a.relay ?? null, online_since: a.online_since,
     x: 0, y: 0, a: 0,
     tll: new Float32Array(2 * TRAIL_POINTS), txy: new Float32Array(2 * TRAIL_POINTS), tt: new Uint32Array(TRAIL_POINTS), tn: 0, th: 0,
     shown: false,

@@ -103,6 +103,29 @@ test('a snapshot, then updates: joined, moved (a trail point each 10 s), changed
   assert.equal(s.shownCount, 1);
 });
 
+test('a client still loading its scenery is not drawn and leaves no trail (issue 29, item 5)', () => {
+  // The real client's start (testdata/fg/c172p_TEST1_onground_startup.lpf): the airport's
+  // reference point at -9,999 ft, the runway at -9,999 ft, then the runway at 145.5 ft.
+  const s = map(64, 63.985, -22.6);
+  st.applySnapshot(s, { generated_at: 1000, online: 1, pilots: [pilot('TEST1', 63.98313, -22.59145, { alt_ft: -9999, ground_speed_kt: 0 })] });
+  const p = s.pilots.get('TEST1');
+  assert.equal(p.placed, false);
+  assert.equal(p.tn, 0, 'no trail point');
+  assert.ok(!Number.isFinite(p.x), 'nowhere');
+  lay.layout(s, W, H);
+  assert.equal(p.drawn, st.NOT_DRAWN);
+  assert.equal(hit.hit(s, W / 2, H / 2), null);
+  st.applyUpdate(s, { generated_at: 1010, online: 1, moved: [['TEST1', 63.99173, -22.60935, -9999, 0, 0]] });
+  assert.equal(p.tn, 0, 'still no trail point');
+  st.applyUpdate(s, { generated_at: 1020, online: 1, moved: [['TEST1', 63.99173, -22.60935, 145.5, 0, 0]] });
+  assert.equal(p.placed, true);
+  assert.equal(p.tn, 1);
+  near(p.tll[1], 63.99173, 1e-4, 'the trail begins on the runway');
+  lay.layout(s, W, H);
+  assert.equal(p.drawn, p.cls);
+  assert.equal(s.shownCount, 1, 'still counted as online and shown in the list');
+});
+
 test('reproject: positions and trails follow a new fit', () => {
   const s = map();
   st.applySnapshot(s, { generated_at: 1000, online: 1, pilots: [pilot('A', 10, 20)] });
