@@ -53,6 +53,9 @@ export interface Pilot {
 /** A count bubble of the last frame: centre and radius in CSS pixels of the map, and its pilots. */
 export interface Bubble { x: number; y: number; r: number; n: number }
 
+/** A callsign label of the last frame: its pilot and its box in CSS pixels of the map (the text starts 2 pixels in). */
+export interface Label { p: Pilot; box: [number, number, number, number] }
+
 /** The timing figures of the stream, for tests and the benchmark. */
 export interface Split { parse: number; apply: number; draw: number }
 
@@ -95,6 +98,8 @@ export interface MapState {
   cells: { n: Int32Array; parent: Int32Array; x: Float64Array; y: Float64Array };
   /** The count bubbles of the last frame, and their drawn images by label and pixel ratio. */
   bubbles: Bubble[];
+  /** The callsign labels of the last frame (at regional zoom and closer), none overlapping another or a symbol. */
+  labels: Label[];
   bubbleImages: Map<string, HTMLCanvasElement>;
   /** The pending animation frame (0: none). */
   frame: number;
@@ -150,7 +155,7 @@ export function newState(): MapState {
     baseDirty: true, baseMs: 0,
     ctx: null, octx: null, pixels: null, buf32: null, sprites: [], spriteDpr: 0,
     cells: { n: new Int32Array(0), parent: new Int32Array(0), x: new Float64Array(0), y: new Float64Array(0) },
-    bubbles: [], bubbleImages: new Map(), frame: 0,
+    bubbles: [], labels: [], bubbleImages: new Map(), frame: 0,
     grid: new Map(), gridDirty: true, mouse: null, hovered: null, hoveredBubble: null,
     selected: null, selectedExtra: null, selectedChat: [], selectedFlights: null, selectedTracks: [], following: false,
     view: mv.defaults(), pendingView: null, urlTimer: 0, visible: () => true,
