@@ -187,7 +187,9 @@ pub fn pass(
         Entry::Occupied(mut e) if e.get().pair_id == offer.pair_id => {
             let g = e.get_mut();
             let version = chat.version(offer.datagram);
-            let must = version != g.chat;
+            // A clock that did not move (a client that stamps every datagram alike)
+            // cannot be thinned by it: such a sender is forwarded as fgms would.
+            let must = version != g.chat || offer.period.is_nan() || offer.period <= 0.0;
             if g.gate
                 .offer(offer.tiers, nm, offer.time, offer.period, must)
             {

@@ -462,3 +462,13 @@ fn past_the_gate_caps_far_pairs_still_get_their_tiers_rate_without_state() {
         }
     }
 }
+
+#[test]
+fn a_sender_whose_clock_does_not_move_is_forwarded_whole() {
+    // Not FlightGear (its clock always moves), but a client that stamps every
+    // datagram alike must not vanish from far receivers after its first datagram.
+    let mut rig = Rig::new(Tiers::recommended());
+    let mut pilots = vec![Pilot::new("STILL", "10.1.0.2:5000", 60.0, 123.0)];
+    rig.fly(&mut pilots, 0.0, 10.0, |_, p| p[0].clock = 123.0 - 0.1);
+    assert_eq!(rig.got["STILL"].len(), 100);
+}
