@@ -856,6 +856,23 @@ test('the map: symbols by class, clusters, airports, the pilot list, follow, cha
   await Promise.all(flights.map((f) => f.stop()));
 });
 
+test('a closed page gives its pilot stream back at once (issue 29, item 6)', async () => {
+  const streams = async () => {
+    const m = (await (await fetch(`${base}metrics`)).text()).match(/^lobby_http_open_streams (\d+)/m);
+    return m ? Number(m[1]) : null;
+  };
+  await until('no stream left from earlier tests', async () => (await streams()) === 0, 40000);
+  const w = await open('map');
+  await waitMapReady(w.page);
+  await until('the page\'s stream counted', async () => (await streams()) === 1);
+  const t0 = Date.now();
+  await w.close();
+  await until('its stream given back', async () => (await streams()) === 0, 5000, 20);
+  const took = Date.now() - t0;
+  // Before, the slot was held until a keep-alive write failed: 15 to 30 s.
+  assert.ok(took < 2000, `given back after ${took} ms`);
+});
+
 test('screenshots of each view at desktop and phone width', async () => {
   for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
     const w = await open('map', viewport);
