@@ -6,6 +6,7 @@
 // overlap one already drawn.
 
 import { getJson } from './util';
+import { Boxes, LABEL_FONT, guessWidth } from './labels';
 import type { components } from './api.gen';
 
 type Airport = components['schemas']['Airport'];
@@ -97,28 +98,10 @@ export function drawAirports(ctx: CanvasRenderingContext2D, dpr: number, k: numb
   if (!lists.length) return;
   const seen = new Set<string>();
   const labels = k >= LABEL_K;
-  // Labels drawn so far, by 40-pixel grid cell, so a new one that would overlap is skipped.
-  const placed = new Map<number, number[][]>();
-  const G = 40;
-  const free = (x0: number, y0: number, x1: number, y1: number) => {
-    for (let gy = Math.floor(y0 / G); gy <= Math.floor(y1 / G); gy++) {
-      for (let gx = Math.floor(x0 / G); gx <= Math.floor(x1 / G); gx++) {
-        for (const b of placed.get(gy * 4096 + gx) ?? []) if (x0 < b[2] && b[0] < x1 && y0 < b[3] && b[1] < y1) return false;
-      }
-    }
-    return true;
-  };
-  const take = (box: number[]) => {
-    for (let gy = Math.floor(box[1] / G); gy <= Math.floor(box[3] / G); gy++) {
-      for (let gx = Math.floor(box[0] / G); gx <= Math.floor(box[2] / G); gx++) {
-        const k = gy * 4096 + gx;
-        const l = placed.get(k);
-        if (l) l.push(box); else placed.set(k, [box]);
-      }
-    }
-  };
+  // Labels drawn so far, so a new one that would overlap is skipped.
+  const taken = new Boxes();
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-  ctx.font = '11px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif';
+  ctx.font = LABEL_FONT;
   ctx.textBaseline = 'middle';
   ctx.lineWidth = 1.2;
   // Smaller and fainter when the whole world shows, so the pilots stand out.
@@ -140,9 +123,7 @@ export function drawAirports(ctx: CanvasRenderingContext2D, dpr: number, k: numb
       let label = false;
       if (labels) {
         // About 6.6 pixels a character in the 11-pixel font; the marker's box too.
-        const box = [x - r - 1, y - 7, x + r + 4 + 6.6 * a.ident.length, y + 7];
-        if (free(box[0], box[1], box[2], box[3])) {
-          take(box);
+        if (taken.claim([x - r - 1, y - 7, x + r + 4 + guessWidth(a.ident), y + 7])) {
           text.push([a.ident, x + r + 3, y, kind]);
           label = true;
         }

@@ -221,7 +221,7 @@ export function remember() {
   if (!s.visible()) return;
   view.centre = centre();
   view.zoom = s.t.k;
-  const q = mv.format(view);
+  const q = mv.format(view, wide());
   const want = `#map${q ? `?${q}` : ''}`;
   if (location.hash !== want && !(want === '#map' && location.hash === '')) history.replaceState(history.state, '', want);
 }
@@ -229,7 +229,7 @@ export function remember() {
 /** The hash's query after `#map`: a link sets the view from it; the bare `#map` (the tab) keeps the view. */
 export function mapFromHash(query: string | null) {
   if (query === null) { remember(); return; }
-  const v = mv.parse(query);
+  const v = mv.parse(query, wide());
   const { centre: _c, zoom: _z, ...rest } = v;
   Object.assign(view, rest);
   ($('pilot-filter') as HTMLInputElement).value = view.q;
@@ -249,8 +249,14 @@ function applyPendingView() {
   else select(canvas()).call(zoomer.transform, zoomIdentity);
 }
 
+/** A window wide enough for the pilot list beside the map (open unless the link says otherwise). */
+function wide(): boolean {
+  return window.innerWidth >= mv.WIDE_PX;
+}
+
 export function initMap(isVisible: () => boolean) {
   s.visible = isVisible;
+  view.panel = mv.defaults(wide()).panel;
   const c = canvas();
   s.ctx = c.getContext('2d', { alpha: false })!;
   s.octx = ($('pilots') as HTMLCanvasElement).getContext('2d', { willReadFrequently: false })!;
@@ -362,6 +368,8 @@ export const mapHooks = {
     if (!p || p.drawn === NOT_DRAWN) return null;
     return p.drawn === CLUSTERED ? 'cluster' : CLASSES[p.drawn];
   },
+  /** The callsign labels of the last frame: callsign and box (left, top, right, bottom; CSS pixels of the map). */
+  labels() { return s.labels.map((l) => ({ callsign: l.p.callsign, box: l.box.slice() })); },
   /** The count bubbles of the last frame (CSS pixels of the map). */
   clusters() { return s.bubbles.map((q) => ({ x: q.x, y: q.y, n: q.n })); },
   /** The map's view as the URL holds it, and the centre now. */

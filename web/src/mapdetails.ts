@@ -17,9 +17,18 @@ function transponder(x: ApiPilot['transponder']): string {
   const mode = x.mode === null || x.mode === undefined ? '' : ` · ${MODES[x.mode] ?? `mode ${x.mode}`}`;
   return `${code}${mode}${x.ident ? ' · IDENT' : ''}${x.altitude_ft !== null ? ` · ${int(x.altitude_ft)} ft` : ''}`;
 }
-/** A frequency as a radio shows it: `118.3 MHz`, `121.725 MHz`; `–` when unknown. */
+/**
+ * What a pilot with no frequency sends: FlightGear puts one (property 13001) in its
+ * datagrams only while the pilot transmits on its built-in FGCom (push-to-talk held);
+ * the rest of the time, and with FGCom-mumble or FGCom off, it sends 0 or nothing
+ * (docs/notes/flightgear-multiplayer.md, "The transmit frequency").
+ */
+export const NO_RADIO = 'none sent';
+export const NO_RADIO_WHY = 'FlightGear sends a transmit frequency only while the pilot talks on its built-in FGCom (push-to-talk); FGCom-mumble and most pilots send none';
+
+/** A frequency as a radio shows it: `118.3 MHz`, `121.725 MHz`; NO_RADIO when none was sent. */
 export function freq(f: number | null | undefined): string {
-  return f === null || f === undefined ? '–' : `${f.toFixed(3).replace(/0{1,2}$/, '')} MHz`;
+  return f === null || f === undefined ? NO_RADIO : `${f.toFixed(3).replace(/0{1,2}$/, '')} MHz`;
 }
 
 /** Shows the selected pilot's details (hides the box when none is selected). */
@@ -44,6 +53,7 @@ export function showDetails(s: MapState) {
   row(dl, 'roll', x && x.roll !== null && x.roll !== undefined ? `${x.roll.toFixed(1)}°` : '–');
   if (info) {
     row(dl, 'frequency', freq(info.frequency_mhz));
+    if (info.frequency_mhz === null || info.frequency_mhz === undefined) dl.lastElementChild?.setAttribute('title', NO_RADIO_WHY);
     row(dl, 'transponder', transponder(info.transponder));
     row(dl, 'protocol', info.protocol ? `v${info.protocol}` : '–');
     if (info.livery) row(dl, 'livery', info.livery);

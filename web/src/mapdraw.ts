@@ -9,7 +9,8 @@ import { feature } from 'topojson-client';
 import type { Topology } from 'topojson-specification';
 import { buildSprites } from './symbols';
 import { drawAirports } from './airports';
-import { FINE_K, TRAIL_SECONDS, project, toScreen, trailIndex, type MapState } from './mapstate';
+import { FINE_K, TRAIL_SECONDS, project, toScreen, trailIndex, type MapState, type Pilot } from './mapstate';
+import { LABEL_FONT } from './labels';
 import { bubbleLabel, bubbleRadius, layout } from './maplayout';
 
 /** The whole globe, for d3-geo. */
@@ -102,6 +103,36 @@ function bubbleImage(s: MapState, n: number): HTMLCanvasElement {
   return c;
 }
 
+/** Callsign widths measured in the label font, kept while the map lives (bounded). */
+const widths = new Map<string, number>();
+
+function labelWidth(octx: CanvasRenderingContext2D, text: string): number {
+  let w = widths.get(text);
+  if (w === undefined) {
+    octx.font = LABEL_FONT;
+    w = octx.measureText(text).width;
+    if (widths.size > 20000) widths.clear();
+    widths.set(text, w);
+  }
+  return w;
+}
+
+/** The frame's callsign labels (maplayout.ts placed them), dark-edged to read on land and sea. */
+function drawLabels(s: MapState, octx: CanvasRenderingContext2D, sel: Pilot | null) {
+  if (!s.labels.length) return;
+  octx.font = LABEL_FONT;
+  octx.textBaseline = 'middle';
+  octx.lineJoin = 'round';
+  octx.lineWidth = 3;
+  octx.strokeStyle = 'rgba(15,23,32,0.9)';
+  for (const { p, box } of s.labels) {
+    const x = box[0] + 2, y = (box[1] + box[3]) / 2;
+    octx.strokeText(p.callsign, x, y);
+    octx.fillStyle = p === sel ? '#50c8ff' : p === s.hovered ? '#ffb547' : '#e6edf3';
+    octx.fillText(p.callsign, x, y);
+  }
+}
+
 function drawPilots(s: MapState) {
   const octx = s.octx;
   if (!octx || s.width === 0) return;
@@ -114,7 +145,7 @@ function drawPilots(s: MapState) {
   if (s.spriteDpr !== dpr) { s.sprites = buildSprites(dpr, ROTATIONS); s.spriteDpr = dpr; }
   const b = s.buf32!;
   b.fill(0);
-  layout(s, W, H);
+  layout(s, W, H, (t) => labelWidth(octx, t));
   const { k, x: tx, y: ty } = s.t;
   const half = s.width / 2;
   const oldest = s.latest - TRAIL_SECONDS;
@@ -164,6 +195,7 @@ function drawPilots(s: MapState) {
   }
   // The hovered and the selected pilot, ringed.
   octx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  drawLabels(s, octx, sel);
   for (const p of [s.hovered, sel]) {
     if (!p || !p.shown) continue;
     octx.beginPath();

@@ -7,6 +7,7 @@
 import { geoNaturalEarth1, type GeoPermissibleObjects, type GeoProjection } from 'd3-geo';
 import { zoomIdentity, type ZoomTransform } from 'd3-zoom';
 import { classIndex, type Sprite } from './symbols';
+import { placed } from './geo';
 import * as mv from './mapview';
 import type { components } from './api.gen';
 
@@ -39,6 +40,8 @@ export interface Pilot {
   /** Last frame: device-pixel screen position, and what was drawn (a class index, CLUSTERED or NOT_DRAWN). */
   sx: number; sy: number; drawn: number;
   lat: number; lon: number; alt_ft: number; heading: number; ground_speed_kt: number;
+  /** Somewhere yet (geo.ts `placed`): a client still loading its scenery is not drawn and leaves no trail. */
+  placed: boolean;
   local: boolean; relay: string | null; online_since: number;
   /** Projected position (unzoomed canvas CSS pixels) and the screen angle of its heading. */
   x: number; y: number; a: number;
@@ -49,6 +52,9 @@ export interface Pilot {
 
 /** A count bubble of the last frame: centre and radius in CSS pixels of the map, and its pilots. */
 export interface Bubble { x: number; y: number; r: number; n: number }
+
+/** A callsign label of the last frame: its pilot and its box in CSS pixels of the map (the text starts 2 pixels in). */
+export interface Label { p: Pilot; box: [number, number, number, number] }
 
 /** The timing figures of the stream, for tests and the benchmark. */
 export interface Split { parse: number; apply: number; draw: number }
@@ -92,6 +98,8 @@ export interface MapState {
   cells: { n: Int32Array; parent: Int32Array; x: Float64Array; y: Float64Array };
   /** The count bubbles of the last frame, and their drawn images by label and pixel ratio. */
   bubbles: Bubble[];
+  /** The callsign labels of the last frame (at regional zoom and closer), none overlapping another or a symbol. */
+  labels: Label[];
   bubbleImages: Map<string, HTMLCanvasElement>;
   /** The pending animation frame (0: none). */
   frame: number;
@@ -147,7 +155,7 @@ export function newState(): MapState {
     baseDirty: true, baseMs: 0,
     ctx: null, octx: null, pixels: null, buf32: null, sprites: [], spriteDpr: 0,
     cells: { n: new Int32Array(0), parent: new Int32Array(0), x: new Float64Array(0), y: new Float64Array(0) },
-    bubbles: [], bubbleImages: new Map(), frame: 0,
+    bubbles: [], labels: [], bubbleImages: new Map(), frame: 0,
     grid: new Map(), gridDirty: true, mouse: null, hovered: null, hoveredBubble: null,
     selected: null, selectedExtra: null, selectedChat: [], selectedFlights: null, selectedTracks: [], following: false,
     view: mv.defaults(), pendingView: null, urlTimer: 0, visible: () => true,
@@ -226,9 +234,14 @@ function matches(s: MapState, p: Pilot): boolean {
   return s.filter === '' || p.key.includes(s.filter);
 }
 
-/** Projects the pilot's position and heading. */
+/** Projects the pilot's position and heading (nowhere, NaN, until it is placed). */
 function place(s: MapState, p: Pilot) {
-  const xy = project(s, p.lon, p.lat);
+  const was = p.placed;
+  p.placed = placed(p.alt_ft);
+  // Placed at last: what came before (the airport's reference point, a jump to the
+  // start position) is no part of its trail.
+  if (p.placed && !was) { p.tn = 0; p.th = 0; }
+  const xy = p.placed ? project(s, p.lon, p.lat) : [NaN, NaN];
   p.x = xy[0]; p.y = xy[1];
   p.a = headingAngle(s, p);
 }
@@ -239,6 +252,7 @@ export function trailIndex(p: Pilot, i: number): number {
 }
 
 function pushTrail(p: Pilot, now: number) {
+  if (!p.placed) return;
   const last = p.tn ? p.tt[(p.th + TRAIL_POINTS - 1) % TRAIL_POINTS] : 0;
   if (p.tn && now - last < TRAIL_STEP) return;
   const i = p.th;
@@ -258,7 +272,7 @@ function add(s: MapState, a: ApiPilot, now: number) {
     callsign: a.callsign, model: a.model ?? '', aircraft: a.aircraft ?? '',
     key: keyOf(a), cls: classIndex(a.class), info: a, sx: 0, sy: 0, drawn: NOT_DRAWN,
     lat: a.lat, lon: a.lon, alt_ft: a.alt_ft, heading: a.heading, ground_speed_kt: a.ground_speed_kt,
-    local: a.local, relay: a.relay ?? null, online_since: a.online_since,
+    placed: false, local: a.local, relay: a.relay ?? null, online_since: a.online_since,
     x: 0, y: 0, a: 0,
     tll: new Float32Array(2 * TRAIL_POINTS), txy: new Float32Array(2 * TRAIL_POINTS), tt: new Uint32Array(TRAIL_POINTS), tn: 0, th: 0,
     shown: false,

@@ -25,15 +25,23 @@ export interface MapView {
   freq: number | null;
 }
 
-export function defaults(): MapView {
-  return { centre: null, zoom: 1, sel: null, follow: false, q: '', panel: null, sort: 'callsign', dir: 1, area: false, freq: null };
+/**
+ * From this window width (CSS pixels) the pilot list is open unless the link says
+ * otherwise (`panel=none`): its 22rem leave the map at least 750 pixels. Narrower, on a
+ * phone, the panel goes under the map and starts closed.
+ */
+export const WIDE_PX = 1100;
+
+/** The view with nothing chosen; `wide`: a window of WIDE_PX or more, where the pilot list is open. */
+export function defaults(wide = false): MapView {
+  return { centre: null, zoom: 1, sel: null, follow: false, q: '', panel: wide ? 'pilots' : null, sort: 'callsign', dir: 1, area: false, freq: null };
 }
 
 const num = (s: string | null) => (s === null || s.trim() === '' ? NaN : Number(s));
 
-export function parse(query: string): MapView {
+export function parse(query: string, wide = false): MapView {
   const p = new URLSearchParams(query);
-  const v = defaults();
+  const v = defaults(wide);
   const c = (p.get('c') ?? '').split(',').map((x) => num(x));
   if (c.length === 2 && c.every(Number.isFinite) && Math.abs(c[0]) <= 90 && Math.abs(c[1]) <= 180) v.centre = [c[0], c[1]];
   const z = num(p.get('z'));
@@ -43,6 +51,7 @@ export function parse(query: string): MapView {
   v.q = p.get('q') ?? '';
   const panel = p.get('panel');
   if ((PANELS as readonly string[]).includes(panel ?? '')) v.panel = panel as Panel;
+  if (panel === 'none') v.panel = null;
   const sort = p.get('sort') ?? '';
   const key = sort.replace(/^-/, '');
   if ((SORTS as readonly string[]).includes(key)) { v.sort = key as Sort; v.dir = sort.startsWith('-') ? -1 : 1; }
@@ -52,7 +61,7 @@ export function parse(query: string): MapView {
   return v;
 }
 
-export function format(v: MapView): string {
+export function format(v: MapView, wide = false): string {
   const p = new URLSearchParams();
   if (v.centre && v.zoom > 1.001) {
     p.set('c', `${v.centre[0].toFixed(4)},${v.centre[1].toFixed(4)}`);
@@ -61,7 +70,7 @@ export function format(v: MapView): string {
   if (v.sel) p.set('sel', v.sel);
   if (v.sel && v.follow) p.set('follow', '1');
   if (v.q) p.set('q', v.q);
-  if (v.panel) p.set('panel', v.panel);
+  if (v.panel !== defaults(wide).panel) p.set('panel', v.panel ?? 'none');
   if (v.sort !== 'callsign' || v.dir !== 1) p.set('sort', `${v.dir < 0 ? '-' : ''}${v.sort}`);
   if (v.area) p.set('area', '1');
   if (v.freq !== null) p.set('freq', String(v.freq));

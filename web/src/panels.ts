@@ -13,7 +13,7 @@
 
 import { $, h, int, utc, getJson, poller } from './util';
 import { mapApi, view, listeners, select_, centreOn, type Pilot } from './map';
-import { freq } from './mapdetails';
+import { freq, NO_RADIO_WHY } from './mapdetails';
 import type { components } from './api.gen';
 import { CLASSES, LABELS, symbolCanvas } from './symbols';
 import { PANELS, SORTS, sameFreq, type Panel, type Sort } from './mapview';
@@ -149,7 +149,7 @@ function renderAtc() {
     h('td', { class: 'cs' }, s.callsign),
     h('td', {}, s.airport ?? '–'),
     h('td', {}, s.position ?? '–'),
-    h('td', { class: 'num' }, freq(s.frequency_mhz)))));
+    h('td', { class: 'num', ...(s.frequency_mhz ? {} : { title: NO_RADIO_WHY }) }, freq(s.frequency_mhz)))));
   $('atc-note').textContent = atcAbsent ? 'No relay runs here.' : stations === null ? 'Reading…' : list.length === 0 ? 'No controller is online.' : '';
 }
 

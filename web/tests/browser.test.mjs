@@ -213,6 +213,9 @@ test('pilots the test flies appear where they are, move when they move, and vani
   const details = await page.locator('#details').innerText();
   assert.match(details, /WEBKEF/);
   assert.match(details, /online since/);
+  // No transmit frequency sent (issue 29, item 8): said so, with why on hover.
+  assert.match(details, /frequency\s*none sent/);
+  assert.match(await page.locator('#details dd[title*="FGCom"]').innerText(), /none sent/);
   await page.click('#details-close');
   assert.equal(await page.locator('#details').isVisible(), false);
 
@@ -706,8 +709,34 @@ test('the map: symbols by class, clusters, airports, the pilot list, follow, cha
   assert.ok(Math.abs(box.x + bikf.x - at.x) < 2 && Math.abs(box.y + bikf.y - at.y) < 2, 'drawn where it is');
   assert.equal(bikf.kind, 'large');
 
-  // The pilot list: sorted by altitude, most first; a click selects the pilot.
-  await page.click('#open-pilots');
+  // Callsign labels (issue 29, item 7): at this zoom the fleet is labelled beside its
+  // symbols, and no two labels overlap.
+  const overlap = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+  const labels = await until('callsign labels', async () => {
+    const l = await page.evaluate(() => window.lobby.labels());
+    return l.filter((x) => FLEET.some((f) => f.cs === x.callsign)).length >= 4 ? l : null;
+  });
+  for (const [i, a] of labels.entries()) {
+    for (const o of labels.slice(i + 1)) assert.ok(!overlap(a.box, o.box), `${a.callsign} and ${o.callsign} overlap`);
+    const p = await page.evaluate((cs) => window.lobby.pilot(cs), a.callsign);
+    const [px, py] = await page.evaluate(([lo, la]) => window.lobby.project(lo, la), [p.lon, p.lat]);
+    const d = Math.hypot(Math.max(a.box[0] - px, 0, px - a.box[2]), Math.max(a.box[1] - py, 0, py - a.box[3]));
+    assert.ok(d < 30, `${a.callsign}'s label ${d} pixels from it`);
+  }
+  // A client still loading its scenery (issue 29, item 5: -9,999 ft) is listed, not drawn.
+  const init = await fly({ cs: 'WEBINIT', lat: BIKF.lat + 0.01, lon: BIKF.lon - 0.02, heading: 0, speed: 0, alt: -9999 });
+  await until('WEBINIT known', async () => (await page.evaluate(() => window.lobby.pilot('WEBINIT'))) !== null);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+  assert.equal(await page.evaluate(() => window.lobby.drawnClass('WEBINIT')), null, 'not drawn');
+  assert.equal((await page.evaluate(() => window.lobby.pilot('WEBINIT'))).trail, 0, 'no trail');
+  assert.ok(!(await page.evaluate(() => window.lobby.labels())).some((l) => l.callsign === 'WEBINIT'), 'not labelled');
+  await until('WEBINIT in the pilot list', async () => (await page.evaluate(() => window.lobby.panels())).pilots.includes('WEBINIT'));
+  await init.stop();
+
+  // The pilot list, open by default in a wide window: sorted by altitude, most first; a
+  // click selects the pilot.
+  assert.equal(await page.isVisible('#side-pilots'), true, 'the pilot list is open');
+  assert.equal(await page.getAttribute('#open-pilots', 'aria-pressed'), 'true');
   await page.click('#pilot-list th[data-sort="alt"] button');
   assert.equal(await page.getAttribute('#pilot-list th[data-sort="alt"]', 'aria-sort'), 'descending');
   const listed = await until('the pilot list', async () => {
@@ -827,14 +856,34 @@ test('the map: symbols by class, clusters, airports, the pilot list, follow, cha
   await Promise.all(flights.map((f) => f.stop()));
 });
 
+test('a closed page gives its pilot stream back at once (issue 29, item 6)', async () => {
+  const streams = async () => {
+    const m = (await (await fetch(`${base}metrics`)).text()).match(/^lobby_http_open_streams (\d+)/m);
+    return m ? Number(m[1]) : null;
+  };
+  await until('no stream left from earlier tests', async () => (await streams()) === 0, 40000);
+  const w = await open('map');
+  await waitMapReady(w.page);
+  await until('the page\'s stream counted', async () => (await streams()) === 1);
+  const t0 = Date.now();
+  await w.close();
+  await until('its stream given back', async () => (await streams()) === 0, 5000, 20);
+  const took = Date.now() - t0;
+  // Before, the slot was held until a keep-alive write failed: 15 to 30 s.
+  assert.ok(took < 2000, `given back after ${took} ms`);
+});
+
 test('screenshots of each view at desktop and phone width', async () => {
   for (const [size, viewport] of [['desktop', DESKTOP], ['phone', PHONE]]) {
     const w = await open('map', viewport);
     const { page, problems } = w;
     await waitMapReady(page);
-    // The map fills the width below the toolbar, on a phone too.
+    // The map fills the width below the toolbar, on a phone too; on a desktop beside the
+    // pilot list, open there by default (issue 29, item 7).
     const box = await page.locator('#map').boundingBox();
-    assert.ok(box.width >= viewport.width - 2 && box.height > viewport.height / 2, JSON.stringify(box));
+    const side = size === 'desktop' ? (await page.locator('#side').boundingBox())?.width ?? 0 : 0;
+    assert.equal(await page.isVisible('#side-pilots'), size === 'desktop', 'the pilot list open where it fits');
+    assert.ok(box.width >= viewport.width - side - 2 && box.height > viewport.height / 2, JSON.stringify([box, side]));
     await page.waitForTimeout(300);
     await screenshot(page, `map-${size}`);
     await page.click('#tab-servers');

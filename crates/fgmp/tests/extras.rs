@@ -21,9 +21,15 @@ fn the_captures_chat_lines_protocol_and_clock() {
         assert!((x.lag - 0.1).abs() < 1e-9, "lag as sent: {}", x.lag);
         assert!(x.time >= last_time, "the MP clock never goes back");
         last_time = x.time;
-        // The c172p sends no transmit frequency (FlightGear 2020.3 has no 13001 node
-        // unless an aircraft sets it), and a transponder only when it has one.
+        // The c172p sends the transmit frequency as 0 (FlightGear's built-in FGCom
+        // creates the 13001 node and sets it only while push-to-talk is held: the
+        // note's § 1.7a), which is none; and a transponder only when it has one.
         assert_eq!(x.frequency_hz, None);
+        assert!(
+            d.windows(8).any(|w| w == [0, 0, 0x32, 0xc9, 0, 0, 0, 0]),
+            "13001 sent as 0 in datagram {}",
+            i + 1
+        );
         if lines.last().map(|l| &l.1) != Some(&x.chat) {
             lines.push((i + 1, x.chat.clone()));
         }

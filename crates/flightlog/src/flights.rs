@@ -241,6 +241,30 @@ struct OpenFlight {
     last_speed: Option<f64>,
 }
 
+impl OpenFlight {
+    /// Forgets the positions seen so far (held ones only: no row yet): the next
+    /// one is the first.
+    fn restart_track(&mut self) {
+        debug_assert!(self.id.is_none());
+        self.first = None;
+        self.last = None;
+        self.last_sample = None;
+        self.taken = 0;
+        self.totals = Totals::default();
+        self.held.clear();
+        self.dep = None;
+        self.dep_decided = false;
+        self.last_speed = None;
+    }
+}
+
+/// Whether going from `a` at `ta` to `b` at `tb` is faster than any aircraft
+/// ([`MAX_SPEED_KT`]; within one second counted as a second).
+fn jumped(ta: i64, a: Fix, tb: i64, b: Fix) -> bool {
+    let dt_h = tb.saturating_sub(ta).max(1) as f64 / 3600.0;
+    distance_nm(a, b) / dt_h > MAX_SPEED_KT
+}
+
 /// Counters of what could not be recorded, or was recorded otherwise.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FlightStats {
@@ -258,6 +282,12 @@ pub struct FlightStats {
     pub waited: u64,
     /// Flights ended at `max_secs`, the next one begun.
     pub split: u64,
+    /// Positions left out as not placed yet ([`logbook::placed`]: FlightGear's
+    /// -9,999 ft before its scenery loads).
+    pub unplaced: u64,
+    /// Held sessions whose track began again at a jump faster than any aircraft
+    /// (a client still placing itself).
+    pub restarted: u64,
 }
 
 /// What opens rows: the limits, the ids, the buckets and their clock.
@@ -558,6 +588,17 @@ impl Flights {
             } => {
                 self.rows.clock = self.rows.clock.max(at);
                 let key = (relay, callsign);
+                // FlightGear before its scenery loads (-9,999 ft, first at the
+                // airport's reference point): the pilot is heard, nowhere yet.
+                if !logbook::placed(fix) {
+                    self.rows.stats.unplaced += 1;
+                    if let Some(f) = self.open.get_mut(&key) {
+                        if at >= f.start {
+                            f.heard = f.heard.max(at);
+                        }
+                    }
+                    return;
+                }
                 match self.open.get(&key) {
                     // A flight that lasted its longest ends at its last position;
                     // this one begins the next, with its model and source.
@@ -587,6 +628,15 @@ impl Flights {
                         self.rows.stats.out_of_order += 1;
                         return;
                     }
+                    if f.id.is_none() && jumped(t, prev, at, fix) {
+                        // A jump before the flight has a row: the client was
+                        // still placing itself (or relocated at once); its track
+                        // and departure begin here.
+                        f.restart_track();
+                        self.rows.stats.restarted += 1;
+                    }
+                }
+                if let Some((t, prev)) = f.last {
                     let d = distance_nm(prev, fix);
                     let dt_h = at.saturating_sub(t) as f64 / 3600.0;
                     if dt_h > 0.0 && d / dt_h <= MAX_SPEED_KT {
@@ -597,7 +647,7 @@ impl Flights {
                         f.last_speed = Some(kt);
                     }
                 }
-                if !f.dep_decided && logbook::placed(fix) {
+                if !f.dep_decided {
                     match f.dep {
                         None => f.dep = Some((at, fix)),
                         Some((t, first)) => {

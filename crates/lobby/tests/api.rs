@@ -79,7 +79,6 @@ fn pilots_stream_and_errors_over_http() {
             break v["pilots"][0].clone();
         }
         assert!(Instant::now() < deadline, "pilot never listed: {v}");
-        std::thread::sleep(Duration::from_millis(200));
     };
     assert_eq!(p["callsign"], "ALPHA");
     assert_eq!(p["aircraft"], "c172p");
@@ -488,6 +487,32 @@ fn streams_are_capped_per_source_end_after_their_lifetime_and_free_the_connectio
         "closed {:?} after the stream",
         closed - ended
     );
+}
+
+#[test]
+fn a_closed_stream_frees_its_slot_at_once() {
+    // Issue 29, item 6: a stream the client closed kept its source's slot until a
+    // keep-alive write failed (about 30 s), so the page's own reconnect after a
+    // network blip was refused with 503.
+    let up = start_with(
+        "streamreopen",
+        "max_streams = 8\nmax_streams_per_ip = 2\nstream_lifetime = 60\n",
+    );
+    let http = up.addr("http", "tcp");
+    for round in 0..3 {
+        let (a, head) = open_stream(http);
+        assert!(head.starts_with("HTTP/1.1 200"), "round {round}: {head}");
+        let (b, head) = open_stream(http);
+        assert!(head.starts_with("HTTP/1.1 200"), "round {round}: {head}");
+        drop((a, b)); // and reconnect at once
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (_a, head) = open_stream(http);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (_b, head) = open_stream(http);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let (_, third) = open_stream(http);
+    assert!(third.starts_with("HTTP/1.1 503"), "{third}");
 }
 
 #[test]

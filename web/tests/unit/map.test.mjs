@@ -103,6 +103,29 @@ test('a snapshot, then updates: joined, moved (a trail point each 10 s), changed
   assert.equal(s.shownCount, 1);
 });
 
+test('a client still loading its scenery is not drawn and leaves no trail (issue 29, item 5)', () => {
+  // The real client's start (testdata/fg/c172p_TEST1_onground_startup.lpf): the airport's
+  // reference point at -9,999 ft, the runway at -9,999 ft, then the runway at 145.5 ft.
+  const s = map(64, 63.985, -22.6);
+  st.applySnapshot(s, { generated_at: 1000, online: 1, pilots: [pilot('TEST1', 63.98313, -22.59145, { alt_ft: -9999, ground_speed_kt: 0 })] });
+  const p = s.pilots.get('TEST1');
+  assert.equal(p.placed, false);
+  assert.equal(p.tn, 0, 'no trail point');
+  assert.ok(!Number.isFinite(p.x), 'nowhere');
+  lay.layout(s, W, H);
+  assert.equal(p.drawn, st.NOT_DRAWN);
+  assert.equal(hit.hit(s, W / 2, H / 2), null);
+  st.applyUpdate(s, { generated_at: 1010, online: 1, moved: [['TEST1', 63.99173, -22.60935, -9999, 0, 0]] });
+  assert.equal(p.tn, 0, 'still no trail point');
+  st.applyUpdate(s, { generated_at: 1020, online: 1, moved: [['TEST1', 63.99173, -22.60935, 145.5, 0, 0]] });
+  assert.equal(p.placed, true);
+  assert.equal(p.tn, 1);
+  near(p.tll[1], 63.99173, 1e-4, 'the trail begins on the runway');
+  lay.layout(s, W, H);
+  assert.equal(p.drawn, p.cls);
+  assert.equal(s.shownCount, 1, 'still counted as online and shown in the list');
+});
+
 test('reproject: positions and trails follow a new fit', () => {
   const s = map();
   st.applySnapshot(s, { generated_at: 1000, online: 1, pilots: [pilot('A', 10, 20)] });
@@ -144,6 +167,38 @@ test('layout: a crowd at low zoom is one bubble; the selected pilot, few pilots 
   assert.equal(deep.pilots.get('far').drawn, st.NOT_DRAWN);
 });
 
+test('callsign labels at regional zoom: beside their symbols, never overlapping (issue 29, item 7)', () => {
+  const overlap = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+  // Twelve pilots 0.1° (about 18 pixels) apart around Keflavik, one alone to the north; at zoom 64.
+  const s = map(64, 63.985, -22.6);
+  const pilots = [];
+  for (let i = 0; i < 12; i++) pilots.push(pilot(`KEF${i}`, 63.985 + 0.1 * (i % 4), -22.6 + 0.2 * Math.floor(i / 4)));
+  pilots.push(pilot('ALONE', 65.2, -22.6));
+  st.applySnapshot(s, { generated_at: 1, online: pilots.length, pilots });
+  s.selected = 'KEF5';
+  lay.layout(s, W, H);
+  const labels = s.labels;
+  assert.ok(labels.length >= 8, `${labels.length} labels`);
+  assert.equal(labels[0].p.callsign, 'KEF5', 'the selected pilot is labelled first');
+  const alone = labels.find((l) => l.p.callsign === 'ALONE');
+  assert.ok(alone, 'a pilot alone is labelled');
+  const ax = alone.p.sx, ay = alone.p.sy;
+  assert.ok(alone.box[0] > ax && alone.box[0] - ax < 12 && Math.abs((alone.box[1] + alone.box[3]) / 2 - ay) < 1, 'to the right of its symbol');
+  for (const [i, a] of labels.entries()) {
+    assert.ok(a.box[0] >= 0 && a.box[1] >= 0 && a.box[2] <= W && a.box[3] <= H, 'on the map');
+    for (const b of labels.slice(i + 1)) assert.ok(!overlap(a.box, b.box), `${a.p.callsign} and ${b.p.callsign} overlap`);
+    for (const p of s.pilots.values()) {
+      if (p.drawn < 0 || a.p.callsign === 'KEF5') continue; // the selected pilot's label goes where it must
+      assert.ok(!overlap(a.box, [p.sx - 7, p.sy - 7, p.sx + 7, p.sy + 7]), `${a.p.callsign}'s label on ${p.callsign}'s symbol`);
+    }
+  }
+  // At a continent's zoom, none.
+  const far = map(lay.LABEL_K / 2, 63.985, -22.6);
+  st.applySnapshot(far, { generated_at: 1, online: pilots.length, pilots });
+  lay.layout(far, W, H);
+  assert.deepEqual(far.labels, []);
+});
+
 test('bubble labels and sizes', () => {
   assert.deepEqual([6, 999, 1000, 1234, 9999, 12345].map(lay.bubbleLabel), ['6', '999', '1.0k', '1.2k', '10.0k', '12k']);
   near(lay.bubbleRadius(1), 10, 1e-9, 'radius of 1');
@@ -183,6 +238,7 @@ test('frequencies as a radio shows them', () => {
   assert.equal(details.freq(118.3), '118.3 MHz');
   assert.equal(details.freq(121.725), '121.725 MHz');
   assert.equal(details.freq(118), '118.0 MHz');
-  assert.equal(details.freq(null), '–');
-  assert.equal(details.freq(undefined), '–');
+  // Issue 29, item 8: no frequency is what most FlightGear pilots send, not a blank.
+  assert.equal(details.freq(null), 'none sent');
+  assert.equal(details.freq(undefined), 'none sent');
 });

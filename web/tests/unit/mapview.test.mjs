@@ -57,3 +57,17 @@ test('sameFreq: the same within 2.5 kHz, never for an unknown frequency', () => 
   assert.equal(mv.sameFreq(118.3, undefined), false);
   assert.equal(mv.sameFreq(null, null), false);
 });
+
+test('a wide window opens the pilot list unless the link closes it (issue 29, item 7)', () => {
+  assert.equal(mv.defaults(true).panel, 'pilots');
+  assert.equal(mv.parse('', true).panel, 'pilots');
+  assert.equal(mv.format(mv.defaults(true), true), '');
+  const closed = { ...mv.defaults(true), panel: null };
+  assert.equal(mv.format(closed, true), 'panel=none');
+  assert.equal(mv.parse('panel=none', true).panel, null);
+  assert.equal(mv.parse('panel=chat', true).panel, 'chat');
+  // Narrow: closed unless asked; `panel=none` reads the same there.
+  assert.equal(mv.parse('').panel, null);
+  assert.equal(mv.parse('panel=none').panel, null);
+  assert.equal(mv.format({ ...mv.defaults(), panel: 'pilots' }), 'panel=pilots');
+});

@@ -22,6 +22,10 @@ pub const SNAPSHOT_INTERVAL: Duration = Duration::from_secs(1);
 /// every chat line (carried about 10 s) is seen.
 const CHAT_SAMPLE: Duration = Duration::from_secs(2);
 
+/// How long a stream request at a cap waits for a place before its 503 (the
+/// connection loop frees a closed stream's place within milliseconds).
+pub const STREAM_GRACE: Duration = Duration::from_millis(500);
+
 /// Stream updates a slow client may fall behind before it is disconnected.
 const STREAM_BACKLOG: usize = 8;
 
@@ -150,12 +154,21 @@ impl Publisher {
 
     /// A place for one more pilot stream from `ip`, with its subscription to the
     /// updates (taken before the first snapshot is read, so no update between is
-    /// missed); the cap reached otherwise.
-    pub fn open_stream(
+    /// missed); the cap reached otherwise. At a cap it waits up to
+    /// [`STREAM_GRACE`] for a place: a client that closes a stream and reconnects at
+    /// once (the page after a network blip) may be seen before its close is.
+    pub async fn open_stream(
         &self,
         ip: std::net::IpAddr,
     ) -> Result<(udp::Slot, broadcast::Receiver<Arc<StreamUpdate>>), udp::Refusal> {
-        let slot = self.streams.acquire(ip)?;
+        let until = tokio::time::Instant::now() + STREAM_GRACE;
+        let slot = loop {
+            match self.streams.acquire(ip) {
+                Ok(slot) => break slot,
+                Err(why) if tokio::time::Instant::now() >= until => return Err(why),
+                Err(_) => tokio::time::sleep(STREAM_GRACE / 10).await,
+            }
+        };
         Ok((slot, self.updates.subscribe()))
     }
 

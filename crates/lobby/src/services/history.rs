@@ -89,6 +89,14 @@ pub mod families {
             "Pilot sessions that never became flights, by reason (too_short: ended before min_flight_secs; over_rate: their pilot slot or source had no room before they ended).",
         )
         .label("reason");
+        POSITIONS_UNPLACED = Family::counter(
+            "lobby_history_positions_unplaced_total",
+            "Pilot positions left out of flights as not placed yet (FlightGear's -9999 ft before its scenery loads).",
+        );
+        TRACKS_RESTARTED = Family::counter(
+            "lobby_history_tracks_restarted_total",
+            "Held sessions whose track began again at a jump faster than any aircraft (a client still placing itself).",
+        );
         FLIGHTS_SPLIT = Family::counter(
             "lobby_history_flights_split_total",
             "Flights ended at max_flight_hours, the pilot's next position beginning another.",
@@ -125,6 +133,10 @@ telemetry::fields! {
         pub over_rate => families::NOT_RECORDED["over_rate"];
         /// Flights ended at `max_flight_hours`.
         pub flights_split => families::FLIGHTS_SPLIT;
+        /// Positions left out as not placed yet (-9,999 ft).
+        pub positions_unplaced => families::POSITIONS_UNPLACED;
+        /// Held tracks begun again at a jump.
+        pub tracks_restarted => families::TRACKS_RESTARTED;
         /// The database's size, bytes (every minute).
         pub database_bytes => families::DATABASE_BYTES;
     }
@@ -392,6 +404,8 @@ impl Writer {
             (&self.stats.too_short, st.too_short),
             (&self.stats.over_rate, st.over_rate),
             (&self.stats.flights_split, st.split),
+            (&self.stats.positions_unplaced, st.unplaced),
+            (&self.stats.tracks_restarted, st.restarted),
         ] {
             c.store(v, Relaxed);
         }

@@ -120,7 +120,7 @@ pub async fn pilots_stream(
     }
     let ip = peer.map_or(std::net::Ipv4Addr::LOCALHOST.into(), |c| c.0 .0.ip());
     // Subscribed before the snapshot is read: no update between the two is missed.
-    let (slot, rx) = match p.open_stream(ip) {
+    let (slot, rx) = match p.open_stream(ip).await {
         Ok(x) => x,
         Err(why) => {
             let what = match why {
