@@ -44,8 +44,8 @@ export function showDetails(s: MapState) {
     row(dl, 'aircraft', p.info.aircraft_name || p.aircraft || '–');
     row(dl, 'class', LABELS[CLASSES[p.cls]]);
     row(dl, 'model', p.model || '–');
-    row(dl, 'position', `${p.lat.toFixed(5)}, ${p.lon.toFixed(5)}`);
-    row(dl, 'altitude', `${int(p.alt_ft)} ft`);
+    row(dl, 'position', p.placed ? `${p.lat.toFixed(5)}, ${p.lon.toFixed(5)}` : '–');
+    row(dl, 'altitude', p.placed ? `${int(p.alt_ft)} ft` : 'not placed yet (its client is loading the scenery)');
     row(dl, 'heading', `${int(p.heading)}°`);
     row(dl, 'speed', `${int(p.ground_speed_kt)} kt`);
   }

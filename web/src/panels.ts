@@ -87,7 +87,7 @@ function renderPilots() {
   tbody.replaceChildren(...top.map(([p, , d]) => h('tr', { 'data-callsign': p.callsign, 'aria-selected': p.callsign === sel ? 'true' : null, tabindex: 0 },
     h('td', { class: 'cs' }, p.callsign),
     h('td', { class: `ac cls-${mapApi.className(p)}`, title: LABELS[mapApi.className(p)] }, p.info.aircraft_name || p.aircraft || '–'),
-    h('td', { class: 'num' }, int(p.alt_ft)),
+    p.placed ? h('td', { class: 'num' }, int(p.alt_ft)) : h('td', { class: 'num', title: 'its client is still loading the scenery' }, '–'),
     h('td', { class: 'num' }, int(p.ground_speed_kt)),
     h('td', { class: 'num' }, isFinite(d) ? int(d) : '–'))));
   if (focused) tbody.querySelector<HTMLElement>(`tr[data-callsign="${CSS.escape(focused)}"]`)?.focus({ preventScroll: true });

@@ -731,6 +731,8 @@ test('the map: symbols by class, clusters, airports, the pilot list, follow, cha
   assert.equal((await page.evaluate(() => window.lobby.pilot('WEBINIT'))).trail, 0, 'no trail');
   assert.ok(!(await page.evaluate(() => window.lobby.labels())).some((l) => l.callsign === 'WEBINIT'), 'not labelled');
   await until('WEBINIT in the pilot list', async () => (await page.evaluate(() => window.lobby.panels())).pilots.includes('WEBINIT'));
+  // Its altitude is no number yet: the placeholder is not shown as -9,999 ft.
+  assert.equal(await page.locator('#pilot-list tr[data-callsign="WEBINIT"] td.num').first().innerText(), '–');
   await init.stop();
 
   // The pilot list, open by default in a wide window: sorted by altitude, most first; a
