@@ -24,6 +24,8 @@
 //! Tests inject failures with the test-only environment variable `LOBBY_TEST_PANIC`
 //! (see [`injected_panic`]).
 
+pub mod hangup;
+
 use anyhow::{Context, Result};
 use futures_util::FutureExt;
 use std::collections::{BTreeMap, HashSet};

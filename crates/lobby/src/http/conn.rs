@@ -267,7 +267,7 @@ impl Conn {
         let stats = &self.shared.stats;
         stats.open.fetch_add(1, Ordering::Relaxed);
         let _ = tcp.set_nodelay(true);
-        let hangup = Hangup::watch(&tcp);
+        let hangup = lifecycle::hangup::Hangup::watch(&tcp);
         let mut io = TimeoutStream::new(tcp);
         io.set_read_timeout(Some(limits.idle_timeout));
         io.set_write_timeout(Some(limits.idle_timeout));
@@ -329,7 +329,7 @@ impl Conn {
                 _ = self.cut.notified() => break (Ok(()), Some(Reason::Evicted), false),
                 // The client closed a stream it was reading (issue 29, item 6: its
                 // stream slot was held until a keep-alive write failed, ~30 s).
-                _ = hangup.while_streaming(&streaming) => {
+                _ = hangup.closed_while(|| streaming.is_on()) => {
                     tracing::debug!(peer = %self.peer, "HTTP stream closed by the client");
                     break (Ok(()), None, false);
                 }
@@ -365,51 +365,6 @@ impl Conn {
         // it again (a place left queued would hold its slot until it was cut).
         waiting.done(&self.place);
         stats.open.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// A second descriptor of a connection's socket, watched for the client's close
-/// while a stream is written: hyper reads nothing while it writes a response
-/// (`half_close`), so without it a closed stream was noticed only when a write
-/// failed, the second keep-alive after the close (about 30 s), and its stream slot
-/// and connection place stayed taken until then.
-struct Hangup(Option<TcpStream>);
-
-impl Hangup {
-    fn watch(tcp: &TcpStream) -> Hangup {
-        use std::os::fd::AsFd;
-        let dup = tcp.as_fd().try_clone_to_owned().ok().and_then(|fd| {
-            let s = std::net::TcpStream::from(fd);
-            s.set_nonblocking(true).ok()?;
-            TcpStream::from_std(s).ok()
-        });
-        Hangup(dup)
-    }
-
-    /// Ready once the client has closed its side (or reset the connection) while
-    /// the connection carries a stream; pending for ever otherwise. It reads
-    /// nothing: the bytes a client sends are hyper's.
-    async fn while_streaming(&self, streaming: &Streaming) {
-        let Some(s) = &self.0 else {
-            return std::future::pending().await;
-        };
-        loop {
-            match s.ready(tokio::io::Interest::READABLE).await {
-                Ok(r) if r.is_read_closed() => break,
-                Ok(_) => {
-                    // Bytes of a request (hyper reads them): wait for the next event.
-                    let _ = s.try_io(tokio::io::Interest::READABLE, || {
-                        Err::<(), _>(io::ErrorKind::WouldBlock.into())
-                    });
-                }
-                Err(_) => return std::future::pending().await,
-            }
-        }
-        // Closed for good (tokio keeps that state): a connection not streaming
-        // is hyper's to end; one that starts a stream still has to end now.
-        while !streaming.is_on() {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
     }
 }
 
