@@ -512,6 +512,30 @@ mod tests {
     }
 
     #[test]
+    fn the_selection_cache_holds_256_filters_and_is_cleared_when_full() {
+        let mut t = Table::new();
+        let filter = |i: usize| Filter {
+            gamedir: Some(format!("mod{i}").into_bytes()),
+            key: Some(1),
+            ..Filter::default()
+        };
+        for i in 0..CACHE_ENTRIES {
+            assert!(!t.select(false, &filter(i), 255, 1400, None).1);
+        }
+        assert_eq!(t.cache.len(), 256);
+        assert!(
+            t.select(false, &filter(0), 255, 1400, None).1,
+            "all 256 held"
+        );
+        assert!(t.select(false, &filter(255), 255, 1400, None).1);
+        // The 257th filter clears the cache and is the only one held.
+        assert!(!t.select(false, &filter(256), 255, 1400, None).1);
+        assert_eq!(t.cache.len(), 1);
+        assert!(!t.select(false, &filter(0), 255, 1400, None).1, "cleared");
+        assert!(t.select(false, &filter(256), 255, 1400, None).1);
+    }
+
+    #[test]
     fn cache_is_reused_until_the_table_changes() {
         let mut t = Table::new();
         let now = Instant::now();

@@ -1012,3 +1012,127 @@ fn config_errors_name_the_setting() {
         .to_string()
         .starts_with("page_size must be between "));
 }
+
+#[test]
+fn heartbeats_have_a_burst_of_twice_the_server_quota_per_source_then_one_per_decay() {
+    let mut r = Rig::new(Config {
+        max_servers_per_source: 3,
+        rate_burst: 2.0,
+        rate_decay: Duration::from_secs(2),
+        ..Config::default()
+    });
+    let host = addr("192.0.2.10:27015");
+    let hb = [0x71, 0xff, 1, 2, 3, 4];
+    let answered = (0..10).filter(|_| !r.send(&hb, host).is_empty()).count();
+    assert_eq!(answered, 6, "a burst of 2 × max_servers_per_source");
+    assert_eq!(r.count(Counter::DropRateLimited), 4);
+    assert_eq!(r.count(Counter::Heartbeats), 6);
+    // Another port of the same address shares the budget; another address has its own.
+    assert!(r.send(&hb, addr("192.0.2.10:27016")).is_empty());
+    assert_eq!(r.send(&hb, addr("192.0.2.11:27015")).len(), 1);
+    // A budget of its own: the client budget (a burst of 2) is untouched.
+    let c = addr(CLIENT);
+    assert!(!r.scan(c, SCAN).1.is_empty());
+    r.now += Duration::from_secs(2);
+    assert_eq!(r.send(&hb, host).len(), 1, "one more after rate_decay");
+    assert!(r.send(&hb, host).is_empty());
+}
+
+#[test]
+fn outdated_clients_are_remembered_for_five_seconds_and_at_most_4096() {
+    let mut r = Rig::new(Config::default());
+    let gamedir_of = |r: &mut Rig, c: SocketAddr| {
+        let out = r.send(b"\xff\xff\xff\xffinfo 49", c);
+        let InfoReply::Info(i) = InfoReply::decode(out[0].payload.as_slice()).unwrap() else {
+            panic!("an info reply")
+        };
+        String::from_utf8(i.get("gamedir").unwrap().to_vec()).unwrap()
+    };
+    // Each in its own /24 (a /24 has a budget of its own too).
+    let client =
+        |i: u32| SocketAddr::from(([10 + (i >> 16) as u8, (i >> 8) as u8, i as u8, 1], 27005));
+    for i in 0..4097 {
+        r.scan(client(i), "\\gamedir\\cstrike\\clver\\0.19\\key\\1");
+    }
+    assert_eq!(r.count(Counter::FakeLists), 4097);
+    assert_eq!(gamedir_of(&mut r, client(0)), "cstrike");
+    assert_eq!(gamedir_of(&mut r, client(4095)), "cstrike");
+    assert_eq!(
+        gamedir_of(&mut r, client(4096)),
+        "valve",
+        "the 4,097th outdated client is not remembered"
+    );
+    r.advance(Duration::from_millis(4_900));
+    assert_eq!(gamedir_of(&mut r, client(1)), "cstrike");
+    r.advance(Duration::from_millis(100));
+    assert_eq!(
+        gamedir_of(&mut r, client(1)),
+        "valve",
+        "forgotten after 5 s"
+    );
+    // Swept (once a second): room again for a new one.
+    r.advance(Duration::from_secs(1));
+    r.scan(client(5000), "\\gamedir\\cstrike\\clver\\0.19\\key\\1");
+    assert_eq!(gamedir_of(&mut r, client(5000)), "cstrike");
+}
+
+/// Counts the warn events the engine logs, and the `suppressed` field of the last.
+#[derive(Default)]
+struct WarnCounter {
+    lines: std::sync::atomic::AtomicU64,
+    last_suppressed: std::sync::atomic::AtomicU64,
+}
+
+struct Counting(Arc<WarnCounter>);
+
+impl tracing::Subscriber for Counting {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        struct Suppressed<'a>(&'a std::sync::atomic::AtomicU64);
+        impl tracing::field::Visit for Suppressed<'_> {
+            fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+                if field.name() == "suppressed" {
+                    self.0.store(value, Relaxed);
+                }
+            }
+            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+        }
+        if *event.metadata().level() == tracing::Level::WARN {
+            self.0.lines.fetch_add(1, Relaxed);
+            event.record(&mut Suppressed(&self.0.last_suppressed));
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn refused_admin_messages_are_logged_at_most_20_a_second_and_the_rest_counted() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut r = admin_rig();
+    let warns = Arc::new(WarnCounter::default());
+    tracing::subscriber::with_default(Counting(warns.clone()), || {
+        for i in 0..100u8 {
+            let stranger = SocketAddr::from(([198, 51, 100, i], 5));
+            assert!(r.send(&garbage_admin(1), stranger).is_empty());
+        }
+        assert_eq!(r.count(Counter::DropAdminNotAllowed), 100, "all counted");
+        assert_eq!(warns.lines.load(Relaxed), 20, "twenty lines at once");
+        r.now += Duration::from_secs(1);
+        r.send(&garbage_admin(1), addr("198.51.100.200:5"));
+        assert_eq!(warns.lines.load(Relaxed), 21);
+        assert_eq!(
+            warns.last_suppressed.load(Relaxed),
+            80,
+            "the next line says how many were held back"
+        );
+    });
+}
