@@ -253,14 +253,17 @@ impl Registrations {
                 "too many registrations pending; retry in a few minutes".into(),
             ));
         }
-        if self.pending.values().filter(|p| p.from == net).count() >= limits.pending_per_source {
+        let pending_here = self.pending.values().filter(|p| p.from == net).count();
+        if pending_here >= limits.pending_per_source {
             return Err(Refused::TooMany(format!(
                 "{net} has {} registrations pending; retry when they end",
                 limits.pending_per_source
             )));
         }
-        if self.registered.len() >= limits.max_registered
-            || self.registered.values().filter(|r| r.from == net).count()
+        // A pending entry holds its place among the registered, so proofs arriving
+        // together never take the list past its caps.
+        if self.registered.len() + self.pending.len() >= limits.max_registered
+            || self.registered.values().filter(|r| r.from == net).count() + pending_here
                 >= limits.registered_per_source
         {
             return Err(Refused::TooMany(
@@ -593,6 +596,75 @@ mod tests {
             })
             .count();
         assert_eq!(n, lim().pending_per_source);
+    }
+
+    #[test]
+    fn registered_servers_are_capped_per_asking_network_and_in_all() {
+        let approve_all = |r: &mut Registrations| {
+            let tokens: Vec<String> = r.pending.keys().cloned().collect();
+            for t in tokens {
+                assert!(r.approve(&t, "admin", 0).is_some());
+            }
+        };
+        // One /24: 16 servers, whatever its hosts, pending ones included.
+        let mut r = Registrations::default();
+        let mut n = 0u32;
+        let mut next = |r: &mut Registrations, from: &str, now| {
+            n += 1;
+            ask(r, from, &format!("8.8.{}.{}:27015", n / 250, n % 250), now)
+        };
+        for _ in 0..3 {
+            for h in 1..=4 {
+                next(&mut r, &format!("198.51.100.{h}"), 0).unwrap();
+            }
+            approve_all(&mut r);
+        }
+        assert_eq!(r.registered.len(), 12);
+        // The next hour: three more make 15, one pending makes 16, and the 17th is
+        // refused while that one is still pending.
+        for h in 1..=3 {
+            next(&mut r, &format!("198.51.100.{h}"), 3600).unwrap();
+        }
+        approve_all(&mut r);
+        next(&mut r, "198.51.100.4", 3600).unwrap();
+        let e = next(&mut r, "198.51.100.9", 3600).unwrap_err();
+        assert!(e.to_string().contains("no more registrations"), "{e}");
+        approve_all(&mut r);
+        assert_eq!(r.registered.len(), lim().registered_per_source);
+        let e = next(&mut r, "198.51.100.9", 3600).unwrap_err();
+        assert!(e.to_string().contains("no more registrations"), "{e}");
+        assert!(next(&mut r, "192.0.2.1", 3600).is_ok(), "another network");
+        // In all (the default is 10,000; 20 here): pending entries count too.
+        assert_eq!(Limits::default().max_registered, 10_000);
+        let l = Limits {
+            max_registered: 20,
+            ..lim()
+        };
+        let mut r = Registrations::default();
+        let mut from_net = |r: &mut Registrations, i: u32| {
+            r.request(
+                &l,
+                IpAddr::from([198, 18, i as u8, 1]),
+                &format!("8.8.8.{i}:27015"),
+                "valve",
+                "ops@example.org",
+                |_, _| None,
+                0,
+                bytes(),
+            )
+            .map(|_| ())
+        };
+        for i in 0..19 {
+            from_net(&mut r, i).unwrap();
+            approve_all(&mut r);
+        }
+        from_net(&mut r, 19).unwrap();
+        let e = from_net(&mut r, 20).unwrap_err();
+        assert!(e.to_string().contains("no more registrations"), "{e}");
+        approve_all(&mut r);
+        assert_eq!(r.registered.len(), 20);
+        assert!(from_net(&mut r, 21).is_err());
+        assert_eq!(r.registered.len() + r.pending.len(), 20);
     }
 
     #[test]
