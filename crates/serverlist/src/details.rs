@@ -69,12 +69,15 @@ impl DetailsCache {
             self.in_flight.fetch_sub(1, SeqCst);
             return None;
         }
+        // Given back however this ends: a request whose client goes away is dropped
+        // mid-query, and its place must not be lost with it.
+        let place = InFlight(&self.in_flight);
         let (info, players, rules) = tokio::join!(
             ask(kind, addr),
             ask(Kind::Players, addr),
             ask(Kind::Rules, addr)
         );
-        self.in_flight.fetch_sub(1, SeqCst);
+        drop(place);
         let (ping_ms, protocol, dialect) = match &info {
             Some(Outcome::Info { info, ping_ms }) => (
                 Some(ping_ms.round().clamp(0.0, f64::from(u32::MAX)) as u32),
@@ -126,16 +129,40 @@ impl DetailsCache {
             rules,
             rules_note,
         });
-        let mut c = crate::driver::lock(&self.answers);
-        if c.len() >= MAX_CACHED {
-            c.retain(|_, d| now - d.queried_at < CACHE_SECS);
-            if c.len() >= MAX_CACHED {
-                c.clear();
-            }
-        }
-        c.insert(addr, d.clone());
+        keep(
+            &mut crate::driver::lock(&self.answers),
+            addr,
+            d.clone(),
+            now,
+        );
         Some(d)
     }
+}
+
+/// One place among the [`MAX_IN_FLIGHT`], given back when dropped.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, SeqCst);
+    }
+}
+
+/// Caches `d`: when [`MAX_CACHED`] answers are held, the expired ones go first, and
+/// all of them when none has expired.
+fn keep(
+    c: &mut HashMap<SocketAddr, Arc<ServerDetails>>,
+    addr: SocketAddr,
+    d: Arc<ServerDetails>,
+    now: i64,
+) {
+    if c.len() >= MAX_CACHED {
+        c.retain(|_, d| now - d.queried_at < CACHE_SECS);
+        if c.len() >= MAX_CACHED {
+            c.clear();
+        }
+    }
+    c.insert(addr, d);
 }
 
 impl DetailsCache {
@@ -168,5 +195,116 @@ pub fn heatmaps(c: &Catalog, now: i64) -> HeatmapsBody {
                 weekdays: w.to_vec(),
             })
             .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(addr: SocketAddr, queried_at: i64) -> Arc<ServerDetails> {
+        Arc::new(ServerDetails {
+            address: addr.to_string(),
+            queried_at,
+            ping_ms: None,
+            protocol: None,
+            dialect: None,
+            players: None,
+            players_note: None,
+            rules: None,
+            rules_note: None,
+        })
+    }
+
+    fn addr(i: usize) -> SocketAddr {
+        SocketAddr::from(([192, 0, 2, 1], 1024 + i as u16))
+    }
+
+    #[tokio::test]
+    async fn eight_servers_are_asked_at_once_and_a_dropped_request_gives_its_place_back() {
+        // Servers that never answer: each ask lasts its whole 3 s, unless dropped.
+        let silent = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let target = silent.local_addr().unwrap();
+        let cache = Arc::new(DetailsCache::default());
+        let asking: Vec<_> = (0..MAX_IN_FLIGHT)
+            .map(|_| {
+                let c = cache.clone();
+                tokio::spawn(async move { c.get(target, Kind::Info, 0).await })
+            })
+            .collect();
+        for _ in 0..200 {
+            if cache.in_flight.load(SeqCst) == MAX_IN_FLIGHT {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(cache.in_flight.load(SeqCst), MAX_IN_FLIGHT);
+        let t = std::time::Instant::now();
+        assert!(
+            cache.get(addr(9), Kind::Info, 0).await.is_none(),
+            "the ninth is told to retry"
+        );
+        assert!(
+            t.elapsed() < Duration::from_millis(100),
+            "at once, not asked"
+        );
+        // A cached answer is still given while every place is taken.
+        let fresh = answer(addr(10), 0);
+        crate::driver::lock(&cache.answers).insert(addr(10), fresh.clone());
+        let got = cache
+            .get(addr(10), Kind::Info, CACHE_SECS - 1)
+            .await
+            .unwrap();
+        assert!(
+            Arc::ptr_eq(&got, &fresh),
+            "reused within CACHE_SECS, not asked"
+        );
+        assert!(
+            cache.get(addr(10), Kind::Info, CACHE_SECS).await.is_none(),
+            "asked again after CACHE_SECS (and so refused while busy)"
+        );
+        // The clients go away: their requests are dropped mid-query.
+        for a in asking {
+            a.abort();
+            assert!(a.await.unwrap_err().is_cancelled());
+        }
+        assert_eq!(cache.in_flight.load(SeqCst), 0, "every place given back");
+    }
+
+    #[test]
+    fn at_most_1024_answers_are_cached_the_expired_going_first() {
+        let mut c = HashMap::new();
+        for i in 0..MAX_CACHED {
+            keep(
+                &mut c,
+                addr(i),
+                answer(addr(i), if i < 10 { 0 } else { 10 }),
+                10,
+            );
+        }
+        assert_eq!(c.len(), MAX_CACHED);
+        // The ten asked at 0 have expired at 10: they go, the rest stay.
+        keep(&mut c, addr(5000), answer(addr(5000), 10), 10);
+        assert_eq!(c.len(), MAX_CACHED - 10 + 1);
+        for i in 0..9 {
+            keep(&mut c, addr(6000 + i), answer(addr(6000 + i), 10), 10);
+        }
+        assert_eq!(c.len(), MAX_CACHED);
+        // None expired: all go.
+        keep(&mut c, addr(7000), answer(addr(7000), 10), 10);
+        assert_eq!(c.len(), 1);
+    }
+
+    #[test]
+    fn heat_maps_are_computed_at_most_once_per_max_age() {
+        let cache = DetailsCache::default();
+        let catalog = Mutex::new(Catalog::default());
+        let a = cache.heatmaps(&catalog, 1_000, 60);
+        assert!(Arc::ptr_eq(&a, &cache.heatmaps(&catalog, 1_059, 60)));
+        let b = cache.heatmaps(&catalog, 1_060, 60);
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert_eq!(b.generated_at, 1_060);
+        // A shorter sample interval: a shorter age.
+        assert!(!Arc::ptr_eq(&b, &cache.heatmaps(&catalog, 1_070, 10)));
     }
 }
