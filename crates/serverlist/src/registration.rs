@@ -641,7 +641,7 @@ mod tests {
             ..lim()
         };
         let mut r = Registrations::default();
-        let mut from_net = |r: &mut Registrations, i: u32| {
+        let from_net = |r: &mut Registrations, i: u32| {
             r.request(
                 &l,
                 IpAddr::from([198, 18, i as u8, 1]),
