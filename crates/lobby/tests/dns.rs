@@ -1416,7 +1416,9 @@ fn a_spoofed_source_flooding_udp_draws_less_than_it_sends_and_others_are_answere
     let d = start_dns_http(&conf);
     let ns = d.addr("dns", "udp");
     let victim = udp_from("127.0.0.2");
-    victim.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    victim
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
     let q = soa_query(1);
     let full_len = {
         // One answered query first: the size of a full answer.
@@ -1476,16 +1478,107 @@ fn a_spoofed_source_flooding_udp_draws_less_than_it_sends_and_others_are_answere
         "flood {elapsed:.1} s: {sent} queries ({bytes_in} B) in, {n} datagrams ({bytes_out} B, {full} full) out toward the source: {ratio:.3} bytes out per byte in, {:.0} B/s out; other source answered {answered}/{asked}",
         bytes_out as f64 / elapsed
     );
-    assert!(sent as f64 >= 8_000.0 * elapsed, "the flood ran: {sent} in {elapsed:.1} s");
+    assert!(
+        sent as f64 >= 8_000.0 * elapsed,
+        "the flood ran: {sent} in {elapsed:.1} s"
+    );
     // Full answers: the burst and the rate, no more.
     let most_full = 60.0 + 20.0 * (elapsed + 0.5);
-    assert!((full as f64) <= most_full, "{full} full answers, at most {most_full}");
+    assert!(
+        (full as f64) <= most_full,
+        "{full} full answers, at most {most_full}"
+    );
     // What went back: those full answers plus at most one query-sized TC answer per
     // two queries over the budget.
     let bound = most_full * full_len as f64 + 0.5 * sent as f64 * q.len() as f64 + 1_000.0;
-    assert!((bytes_out as f64) <= bound, "{bytes_out} B out, bound {bound:.0}");
+    assert!(
+        (bytes_out as f64) <= bound,
+        "{bytes_out} B out, bound {bound:.0}"
+    );
     assert!(ratio < 0.6, "{ratio:.3} bytes out per byte in");
     // The other source was answered in full every time (its budget is its own).
     assert!(asked >= (secs * 4.0) as u16, "{asked}");
-    assert_eq!(answered, asked, "the other source's queries, answered in full");
+    assert_eq!(
+        answered, asked,
+        "the other source's queries, answered in full"
+    );
+}
+
+#[test]
+fn at_the_tcp_cap_a_new_connection_is_refused_when_none_waits_for_a_query() {
+    // Both places held by connections in the middle of a query (not waiting for
+    // one): nothing to close for the new one, so it is refused, counted.
+    use std::io::{Read, Write};
+    let dir = tmp("tcprefused");
+    let conf = write_slow_probe_conf(&dir, "");
+    add_dns_keys(
+        &conf,
+        "max_tcp_connections = 2\nmax_tcp_per_ip = 2\ntcp_idle_timeout = 5\n",
+    );
+    let d = start_dns_http(&conf);
+    let (tcp, http) = (d.addr("dns", "tcp"), d.addr("http", "tcp"));
+    let mut busy: Vec<_> = ["127.0.0.2", "127.0.0.3"]
+        .iter()
+        .map(|ip| tcp_from(ip, tcp))
+        .collect();
+    for (i, s) in busy.iter_mut().enumerate() {
+        assert!(tcp_soa(s, i as u16), "served");
+        s.write_all(&[0]).unwrap(); // a query begun
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    let mut third = tcp_from("127.0.0.4", tcp);
+    assert!(
+        closed_within(&mut third, Duration::from_secs(1), |_| {}),
+        "refused"
+    );
+    let stats = dns_stats(http);
+    assert_eq!(stats["tcp_refused_connection_cap"], 1, "{stats}");
+    assert_eq!(stats["tcp_evicted"], 0, "{stats}");
+    // Neither busy connection was closed for it: each finishes its query.
+    for (i, s) in busy.iter_mut().enumerate() {
+        let q = framed(&soa_query(10 + i as u16));
+        s.write_all(&q[1..]).unwrap();
+        assert_eq!(tcp_answer(s), (10 + i as u16, 0, 1));
+        let mut b = [0u8; 1];
+        assert!(s.read(&mut b).is_err(), "still open");
+    }
+}
+
+#[test]
+fn a_dns_tcp_answer_the_client_does_not_read_is_given_up_after_the_timeout() {
+    // A client asking large answers (zone transfers of about 54 KB, 100 of them, more
+    // than loopback's 4 MB send buffer at most) and reading none: the write blocks,
+    // and the connection ends after tcp_idle_timeout (1 s here), counted.
+    use std::io::Write;
+    let dir = tmp("tcpwrite");
+    let scenery: String = (0..500)
+        .map(|i| {
+            format!(
+                "[[directory.scenery]]\nurl = \"https://mirror-{i}.scenery.example.org/a/long/path/to/the/world/scenery/ws2\"\norder = {}\npreference = 10\n",
+                100 + i
+            )
+        })
+        .collect();
+    let conf = write_slow_probe_conf(&dir, &scenery);
+    add_dns_keys(
+        &conf,
+        "allow_axfr = true\naxfr_allow = [\"127.0.0.1/32\"]\ntcp_idle_timeout = 1\n",
+    );
+    let d = start_dns_http(&conf);
+    let (tcp, http) = (d.addr("dns", "tcp"), d.addr("http", "tcp"));
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(2048).unwrap();
+    s.connect_timeout(&tcp.into(), Duration::from_secs(2))
+        .unwrap();
+    let mut s: std::net::TcpStream = s.into();
+    let queries: Vec<u8> = (0..100).flat_map(|i| framed(&query(i, 252))).collect();
+    s.write_all(&queries).unwrap();
+    wait_until(
+        "a write timeout",
+        Duration::from_secs(5),
+        &|| format!("{}\n{}", dns_stats(http), d.stderr()),
+        &|| dns_stats(http)["tcp_write_timeouts"] == 1,
+    );
+    let stats = dns_stats(http);
+    assert!(stats["axfr_allowed"].as_u64().unwrap() < 100, "{stats}");
 }
