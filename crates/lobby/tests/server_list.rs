@@ -655,3 +655,52 @@ fn self_registration_admits_only_a_server_showing_its_token() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_handler_running_past_request_timeout_is_answered_408() {
+    // The details of a listed server that answers nothing take the queries' 3 s;
+    // with [http] request_timeout = 1 the client gets its 408 after 1 s, counted.
+    let dir = tmp("request-timeout");
+    let cfg = dir.join("lobby.toml");
+    std::fs::write(
+        &cfg,
+        "[http]\nrequest_timeout = 1\nmax_connections_per_ip = 16\n",
+    )
+    .unwrap();
+    let m = list_master(&["--config", cfg.to_str().unwrap()]);
+    let http = m.addr("http", "tcp");
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let info = "\\players\\0\\max\\16\\bots\\0\\gamedir\\valve\\map\\crossfire\\type\\d\\password\\0\\os\\w\\secure\\0\\lan\\0\\version\\0.21\\region\\255\\product\\valve\\nat\\0";
+    assert!(register_server(&silent, m.addr("master", "udp"), info));
+    let me = silent.local_addr().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !http_get(http, "/api/servers").1.contains(&me.to_string()) {
+        assert!(Instant::now() < deadline, "never listed\n{}", m.stderr());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let t = Instant::now();
+    let (status, body) = http_get(http, &format!("/api/servers/{me}/details"));
+    assert_eq!(status, 408, "{body}");
+    assert!(
+        t.elapsed() >= Duration::from_millis(900) && t.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        t.elapsed()
+    );
+    let (_, stats) = http_get(http, "/stats");
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(v["http"]["request_timeouts"], 1, "{stats}");
+    // Each 408 drops its query mid-way: its place among the eight asked at once is
+    // given back (before 2026-12 it was kept, and these eight got 503s from the
+    // second on).
+    let path = format!("/api/servers/{me}/details");
+    let codes: Vec<u16> = std::thread::scope(|s| {
+        let asks: Vec<_> = (0..8)
+            .map(|_| s.spawn(|| http_get(http, &path).0))
+            .collect();
+        asks.into_iter().map(|a| a.join().unwrap()).collect()
+    });
+    assert_eq!(codes, vec![408; 8]);
+}
