@@ -829,3 +829,46 @@ fn airports_by_area_and_by_ident_over_http() {
         "{head}"
     );
 }
+
+#[test]
+fn the_api_takes_at_most_one_snapshot_a_second_however_often_it_is_read() {
+    // A pilot moving every 50 ms and /api/pilots read every 20 ms for 2 s: the answers
+    // change only with a new snapshot, so 3 different bodies (the one before, one a
+    // second; 4 allowed for a slow machine), not one per read.
+    let l = start_with("snapshot-interval", "");
+    let (http, relay) = (l.addr("http", "tcp"), l.addr("relay", "udp"));
+    let pilot = client(false);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let bodies = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut at = BIKF;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                at = north(at, 0.01);
+                pilot.send_to(&pos("MOVER", at, 100), relay).unwrap();
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !http_get(http, "/api/pilots").1.contains("MOVER") {
+            assert!(Instant::now() < deadline, "never shown\n{}", l.stderr());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut bodies = std::collections::BTreeSet::new();
+        let (t, mut reads) = (Instant::now(), 0);
+        while t.elapsed() < Duration::from_secs(2) {
+            let (code, body) = http_get(http, "/api/pilots");
+            assert_eq!(code, 200, "{body}");
+            bodies.insert(body);
+            reads += 1;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reads > 30, "{reads} reads");
+        bodies
+    });
+    assert!(
+        (2..=4).contains(&bodies.len()),
+        "{} different answers in 2 s",
+        bodies.len()
+    );
+}
