@@ -447,3 +447,40 @@ fn distance_tiers_thin_by_default_and_tiers_off_forwards_everything() {
         "{err}"
     );
 }
+
+#[test]
+fn the_telnet_list_is_rendered_at_most_once_a_second_for_every_reader() {
+    // A pilot moving every 50 ms and the list read every 20 ms for 2 s: the same
+    // rendering is sent until it is a second old, so 3 different lists (the one
+    // before, one a second; 4 allowed for a slow machine), not one per reader.
+    let r = start_relay(&[]);
+    let (udp, tel) = (r.addr("relay", "udp"), r.addr("relay", "telnet"));
+    let pilot = client(false);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let lists = std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut at = BIKF;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                at = north(at, 0.01);
+                pilot.send_to(&pos("MOVER", at, 100), udp).unwrap();
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        telnet_until(tel, "MOVER", |t| t.contains("MOVER"));
+        let mut lists = std::collections::BTreeSet::new();
+        let (t, mut reads) = (std::time::Instant::now(), 0);
+        while t.elapsed() < Duration::from_secs(2) {
+            lists.insert(telnet(tel));
+            reads += 1;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        assert!(reads > 30, "{reads} reads");
+        lists
+    });
+    assert!(
+        (2..=4).contains(&lists.len()),
+        "{} different lists in 2 s",
+        lists.len()
+    );
+}
