@@ -550,3 +550,47 @@ fn without_a_state_file_changes_last_until_the_process_stops() {
     let relays = admin_json(l.addr("http", "tcp"), &token_file, &["show", "relays"]);
     assert!(entries(&relays).is_empty(), "{relays}");
 }
+
+#[test]
+fn refused_admin_requests_reach_the_log_at_warn_at_most_once_a_second() {
+    let dir = Dir::new("refusal-log");
+    let token_file = tokens(&dir, "alyx");
+    let config = dir.path("lobby.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[admin]\ntokens_file = {:?}\n",
+            token_file.to_str().unwrap()
+        ),
+    )
+    .unwrap();
+    let l = start(&config);
+    let http = l.addr("http", "tcp");
+    let warned = || {
+        l.stderr()
+            .lines()
+            .filter(|line| line.contains("WARN") && line.contains("admin request refused"))
+            .count()
+    };
+    let t = Instant::now();
+    for _ in 0..30 {
+        assert_eq!(http_get(http, "/api/admin/stats").0, 401);
+    }
+    // 30 refusals within a second or two (crossing at most one second's turn).
+    let secs = t.elapsed().as_secs() as usize;
+    assert!(
+        (1..=secs + 2).contains(&warned()),
+        "{} warnings in {secs} s:\n{}",
+        warned(),
+        l.stderr()
+    );
+    let stats = admin_json(http, &token_file, &["show", "stats"]);
+    assert_eq!(stats["admin"]["refused_token"], 30, "every one counted");
+    std::thread::sleep(Duration::from_millis(1100));
+    let before = warned();
+    http_get(http, "/api/admin/stats");
+    assert!(
+        poll_until(Duration::from_secs(2), || warned() == before + 1),
+        "a second later, the next one is logged at warn"
+    );
+}
