@@ -458,3 +458,68 @@ fn a_gamedir_or_map_longer_than_the_engines_is_refused() {
     assert_eq!(st["master"]["servers_added"], 1, "{st}");
     assert!(st["master"]["drop_bad_info"].as_u64() >= Some(1), "{st}");
 }
+
+#[test]
+fn out_of_descriptors_accepts_fail_at_most_20_a_second_and_warn_once_a_second() {
+    // lobby under a hard limit of 64 descriptors, and clients holding connections
+    // until its accepts fail (EMFILE): each failure is counted, logged at warn at
+    // most once a second, and followed by a 50 ms pause, not a busy loop (the
+    // waiting connection keeps the listener readable).
+    let dir = std::env::temp_dir().join(format!("lobby-http-emfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("lobby.toml");
+    std::fs::write(
+        &cfg,
+        "[http]\nmax_connections = 1000\nmax_connections_per_ip = 1000\nidle_timeout = 30\nheader_read_timeout = 30\n",
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_lobby");
+    let l = Lobby::start_cmd(
+        "prlimit",
+        &[
+            "--nofile=64:64",
+            bin,
+            "relay",
+            "--config",
+            cfg.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--telnet",
+            "off",
+            "--http",
+            "127.0.0.1:0",
+        ],
+        2,
+    );
+    let http = l.addr("http", "tcp");
+    let failed = || l.stderr().matches("HTTP accept failed").count();
+    let mut held = Vec::new();
+    while failed() == 0 {
+        assert!(held.len() < 100, "accepts never failed\n{}", l.stderr());
+        held.push(TcpStream::connect(http).unwrap());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let t = Instant::now();
+    std::thread::sleep(Duration::from_millis(1000));
+    drop(held);
+    let held_for = t.elapsed().as_secs_f64();
+    let (code, body) = http_get(http, "/stats");
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    let errors = v["http"]["accept_errors"].as_u64().unwrap();
+    assert!(
+        (10..=(held_for * 20.0) as u64 + 3).contains(&errors),
+        "{errors} failed accepts in {held_for:.2} s"
+    );
+    let warned = l
+        .stderr()
+        .lines()
+        .filter(|line| line.contains("WARN") && line.contains("HTTP accept failed"))
+        .count();
+    assert!(
+        (1..=3).contains(&warned),
+        "{warned} warnings for {errors} failures"
+    );
+    drop(l);
+    let _ = std::fs::remove_dir_all(&dir);
+}
