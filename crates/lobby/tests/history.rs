@@ -892,3 +892,37 @@ fn a_listed_relay_holds_at_most_four_connections_at_once() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_full_writer_queue_drops_reports_and_counts_them() {
+    // [history] queue = 1: 2,000 messages sent at once (not waiting for their OKs)
+    // find the writer's queue full at times; those reports are dropped and counted,
+    // and the tracker still answers every message.
+    let dir = tmpdir("queue");
+    let t = tracker_with(&dir, "queue = 1\n");
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    let mut s = edge(tracker);
+    let now = unix_now();
+    let mut all = String::new();
+    for i in 0..2000 {
+        all.push_str(&format!(
+            "POSITION Q{:03} test 63.9 -22.6 1000 0 0 0 {}\0",
+            i % 500,
+            time_fmt(now - 1)
+        ));
+    }
+    s.write_all(all.as_bytes()).unwrap();
+    let mut oks = 0;
+    let mut buf = [0u8; 65536];
+    while oks < 2000 {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed after {oks} OKs");
+        oks += buf[..n].windows(3).filter(|w| w == b"OK\0").count();
+    }
+    let st = json(http, "/stats").1;
+    let dropped = st["history"]["reports_dropped"].as_u64().unwrap();
+    assert!((1..2000).contains(&dropped), "{dropped} dropped\n{st}");
+    drop(s);
+    t.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
