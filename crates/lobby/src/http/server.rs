@@ -140,7 +140,9 @@ fn handler(state: AppState, limits: &Limits) -> Handler {
 }
 
 /// Answers `429` with `Retry-After` once a source is past its `request_rate`
-/// (`api::rate`: the route's cost from its bucket and its networks').
+/// (`api::rate`: the route's cost from its bucket and its networks'), after up to
+/// a second of that wait: a client that floods its kept-alive connections gets at
+/// most one answer a second on each instead of thousands of cheap ones.
 async fn fair(ip: IpAddr, req: Request, next: Next, rates: &Rates, stats: &HttpStats) -> Response {
     let class = Class::of(req.uri().path());
     let Err(refused) = lock(&rates.0).check(ip, class, rates.1.elapsed()) else {
@@ -148,6 +150,7 @@ async fn fair(ip: IpAddr, req: Request, next: Next, rates: &Rates, stats: &HttpS
     };
     stats.count([Reason::RateCheap, Reason::RateNormal, Reason::RateHeavy][class as usize]);
     let what = format!("over this source's request rate ({} route)", class.name());
+    tokio::time::sleep(refused.wait.min(Duration::from_secs(1))).await; // a flood slows down
     let wait = [(RETRY_AFTER, refused.retry_after().to_string())];
     (wait, ApiError::new(StatusCode::TOO_MANY_REQUESTS, what)).into_response()
 }
