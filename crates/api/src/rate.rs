@@ -115,6 +115,7 @@ pub struct RequestRates {
     held: HashMap<Net, TokenBucket>,
     max_entries: usize,
     evicted: u64,
+    exempt_loopback: bool,
 }
 
 impl RequestRates {
@@ -125,13 +126,17 @@ impl RequestRates {
             held: HashMap::new(),
             max_entries: max_entries.max(8),
             evicted: 0,
+            exempt_loopback: false,
         }
     }
 
     /// An empty table of `rate` units a second and `burst` at once per source, at
-    /// most [`MAX_ENTRIES`] entries.
-    pub fn with(rate: u32, burst: u32) -> RequestRates {
-        RequestRates::new(Budget { rate, burst }, MAX_ENTRIES)
+    /// most [`MAX_ENTRIES`] entries; loopback sources (127.0.0.0/8, `::1`) are let
+    /// through unless `loopback` (a reverse proxy on the same host is every client).
+    pub fn with(rate: u32, burst: u32, loopback: bool) -> RequestRates {
+        let mut r = RequestRates::new(Budget { rate, burst }, MAX_ENTRIES);
+        r.exempt_loopback = !loopback;
+        r
     }
 
     /// The limit of a network holding `times` sources' worth.
@@ -146,7 +151,7 @@ impl RequestRates {
     /// Takes `class`'s cost for `ip` at `now` from the source's bucket and each
     /// wider network's, if every one holds it; else nothing, and how long to wait.
     pub fn check(&mut self, ip: IpAddr, class: Class, now: Duration) -> Result<(), Refused> {
-        if self.budget.rate == 0 {
+        if self.budget.rate == 0 || (self.exempt_loopback && ip.to_canonical().is_loopback()) {
             return Ok(());
         }
         let mut refused: Option<Refused> = None;
@@ -387,6 +392,20 @@ mod tests {
             assert!(r.check(a, Class::Cheap, secs(100.0)).is_ok());
         }
         assert_eq!(r.evicted(), before);
+    }
+
+    #[test]
+    fn loopback_is_let_through_unless_asked_for() {
+        let mut r = RequestRates::with(10, 50, false);
+        for _ in 0..100 {
+            assert!(r.check(ip("127.0.0.1"), Class::Heavy, secs(0.0)).is_ok());
+            assert!(r.check(ip("::1"), Class::Heavy, secs(0.0)).is_ok());
+        }
+        assert!(r.check(ip("192.0.2.1"), Class::Heavy, secs(0.0)).is_ok());
+        let mut r = RequestRates::with(10, 50, true);
+        assert!(r.check(ip("127.0.0.1"), Class::Heavy, secs(0.0)).is_ok());
+        assert!(r.check(ip("127.0.0.1"), Class::Heavy, secs(0.0)).is_ok());
+        assert!(r.check(ip("127.0.0.1"), Class::Heavy, secs(0.0)).is_err());
     }
 
     #[test]

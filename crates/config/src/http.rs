@@ -42,6 +42,8 @@ pub struct Limits {
     pub request_rate: u32,
     /// Cost units one source may ask for at once.
     pub request_burst: u32,
+    /// Whether loopback sources are limited too (off: a proxy on the host is exempt).
+    pub request_rate_loopback: bool,
 }
 
 impl Default for Limits {
@@ -61,6 +63,7 @@ impl Default for Limits {
             metrics_idle: Duration::from_secs(600),
             request_rate: 50,
             request_burst: 200,
+            request_rate_loopback: false,
         }
     }
 }
@@ -110,6 +113,9 @@ pub struct HttpSection {
     pub request_rate: u32,
     /// Cost units one source may ask for at once (at least 25, the dearest route).
     pub request_burst: u32,
+    /// Whether loopback sources (127.0.0.0/8, ::1) are limited too; off by default,
+    /// as a reverse proxy on the same host is every client (let it limit).
+    pub request_rate_loopback: bool,
 }
 
 impl Default for HttpSection {
@@ -131,6 +137,7 @@ impl Default for HttpSection {
             metrics_idle: d.metrics_idle.as_secs_f64(),
             request_rate: d.request_rate,
             request_burst: d.request_burst,
+            request_rate_loopback: d.request_rate_loopback,
         }
     }
 }
@@ -182,6 +189,7 @@ impl HttpSection {
             metrics_idle: secs(self.metrics_idle, "metrics_idle")?,
             request_rate: self.request_rate,
             request_burst: self.request_burst,
+            request_rate_loopback: self.request_rate_loopback,
         })
     }
 }

@@ -1416,7 +1416,9 @@ fn a_spoofed_source_flooding_udp_draws_less_than_it_sends_and_others_are_answere
     let d = start_dns_http(&conf);
     let ns = d.addr("dns", "udp");
     let victim = udp_from("127.0.0.2");
-    victim.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    victim
+        .set_read_timeout(Some(Duration::from_millis(20)))
+        .unwrap();
     let q = soa_query(1);
     let full_len = {
         // One answered query first: the size of a full answer.
@@ -1476,16 +1478,28 @@ fn a_spoofed_source_flooding_udp_draws_less_than_it_sends_and_others_are_answere
         "flood {elapsed:.1} s: {sent} queries ({bytes_in} B) in, {n} datagrams ({bytes_out} B, {full} full) out toward the source: {ratio:.3} bytes out per byte in, {:.0} B/s out; other source answered {answered}/{asked}",
         bytes_out as f64 / elapsed
     );
-    assert!(sent as f64 >= 8_000.0 * elapsed, "the flood ran: {sent} in {elapsed:.1} s");
+    assert!(
+        sent as f64 >= 8_000.0 * elapsed,
+        "the flood ran: {sent} in {elapsed:.1} s"
+    );
     // Full answers: the burst and the rate, no more.
     let most_full = 60.0 + 20.0 * (elapsed + 0.5);
-    assert!((full as f64) <= most_full, "{full} full answers, at most {most_full}");
+    assert!(
+        (full as f64) <= most_full,
+        "{full} full answers, at most {most_full}"
+    );
     // What went back: those full answers plus at most one query-sized TC answer per
     // two queries over the budget.
     let bound = most_full * full_len as f64 + 0.5 * sent as f64 * q.len() as f64 + 1_000.0;
-    assert!((bytes_out as f64) <= bound, "{bytes_out} B out, bound {bound:.0}");
+    assert!(
+        (bytes_out as f64) <= bound,
+        "{bytes_out} B out, bound {bound:.0}"
+    );
     assert!(ratio < 0.6, "{ratio:.3} bytes out per byte in");
     // The other source was answered in full every time (its budget is its own).
     assert!(asked >= (secs * 4.0) as u16, "{asked}");
-    assert_eq!(answered, asked, "the other source's queries, answered in full");
+    assert_eq!(
+        answered, asked,
+        "the other source's queries, answered in full"
+    );
 }

@@ -27,10 +27,15 @@ fn get_from(ip: &str, addr: SocketAddr, path: &str) -> (u16, String, String) {
     )
     .unwrap();
     let mut raw = Vec::new();
-    s.read_to_end(&mut raw).unwrap();
+    if s.read_to_end(&mut raw).is_err() && raw.is_empty() {
+        return (0, String::new(), String::new()); // reset: refused at accept (503)
+    }
     let text = String::from_utf8_lossy(&raw).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .map_or(0, |c| c.parse().unwrap());
     (status, head.to_lowercase(), body.to_string())
 }
 
@@ -41,7 +46,7 @@ fn a_source_past_its_budget_gets_429_and_others_do_not() {
     let cfg = dir.join("lobby.toml");
     std::fs::write(
         &cfg,
-        "[master]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[http]\nlisten = [\"127.0.0.1:0\"]\nrequest_rate = 10\nrequest_burst = 50\n",
+        "[master]\nlisten = [\"127.0.0.1:0\"]\nworkers = 1\n[http]\nlisten = [\"127.0.0.1:0\"]\nrequest_rate = 10\nrequest_burst = 50\nrequest_rate_loopback = true\n",
     )
     .unwrap();
     let m = Lobby::start(&["master", "--config", cfg.to_str().unwrap()], 2);
@@ -56,22 +61,27 @@ fn a_source_past_its_budget_gets_429_and_others_do_not() {
     assert!(head.contains("retry-after: 3"), "{head}");
     let v: Value = serde_json::from_str(&body).unwrap();
     assert!(v["error"].as_str().unwrap().contains("heavy"), "{body}");
-    assert_eq!(
-        get_from("127.0.1.1", http, "/v1/servers/valve").0,
-        429,
-        "its bucket is empty"
-    );
+    // The 429 came after up to a second of its wait: 10 units are back, not 25.
+    assert_eq!(get_from("127.0.1.1", http, heavy).0, 429);
+    assert_eq!(get_from("127.0.1.1", http, "/v1/servers/valve").0, 200);
     // Another source (another /24) is unaffected.
     assert_eq!(get_from("127.0.2.1", http, "/v1/servers/valve").0, 200);
     assert_ne!(get_from("127.0.2.1", http, heavy).0, 429);
     // 64 sources of one /24, two heavy requests each: the /24 holds eight sources'
-    // worth (16, and what refills while they ask: 80 units a second).
-    let mut passed = 0;
-    for h in 1..=64 {
-        for _ in 0..2 {
-            passed += usize::from(get_from(&format!("127.0.3.{h}"), http, heavy).0 != 429);
-        }
-    }
+    // worth (16, and what refills while they ask: 80 units a second); its 48
+    // connections' share turns some away at accept (503).
+    let askers: Vec<_> = (1..=64)
+        .map(|h| {
+            std::thread::spawn(move || {
+                (0..2)
+                    .filter(|_| {
+                        ![0, 429, 503].contains(&get_from(&format!("127.0.3.{h}"), http, heavy).0)
+                    })
+                    .count()
+            })
+        })
+        .collect();
+    let passed: usize = askers.into_iter().map(|t| t.join().unwrap()).sum();
     assert!((16..=40).contains(&passed), "{passed} of 128 passed");
     let (_, _, stats) = get_from("127.0.4.1", http, "/stats");
     let v: Value = serde_json::from_str(&stats).unwrap();
@@ -79,7 +89,7 @@ fn a_source_past_its_budget_gets_429_and_others_do_not() {
         v["http"]["rate_limited_heavy"].as_u64().unwrap() >= 88,
         "{v}"
     );
-    assert_eq!(v["http"]["rate_limited_cheap"], 1, "{v}");
+    assert_eq!(v["http"]["rate_limited_cheap"], 0, "{v}");
     let (_, _, metrics) = get_from("127.0.4.1", http, "/metrics");
     assert!(metrics.contains("lobby_http_rejected_requests_total{reason=\"rate_heavy\"}"));
 }

@@ -91,7 +91,8 @@ fn handler(state: AppState, limits: &Limits) -> Handler {
     let counters = state.stats.clone();
     // The document of the routes beside them (it reads their attributes; the
     // routes know nothing of it).
-    let rates = RequestRates::with(limits.request_rate, limits.request_burst);
+    let l = limits;
+    let rates = RequestRates::with(l.request_rate, l.request_burst, l.request_rate_loopback);
     let (rates, stats) = (
         Arc::new((Mutex::new(rates), Instant::now())),
         counters.clone(),
@@ -139,10 +140,8 @@ fn handler(state: AppState, limits: &Limits) -> Handler {
     tower::util::BoxCloneService::new(svc)
 }
 
-/// Answers `429` with `Retry-After` once a source is past its `request_rate`
-/// (`api::rate`: the route's cost from its bucket and its networks'), after up to
-/// a second of that wait: a client that floods its kept-alive connections gets at
-/// most one answer a second on each instead of thousands of cheap ones.
+/// `429` with `Retry-After` past a source's `request_rate` (`api::rate`), after up to
+/// a second of that wait (a flood on kept-alive connections gets one answer a second).
 async fn fair(ip: IpAddr, req: Request, next: Next, rates: &Rates, stats: &HttpStats) -> Response {
     let class = Class::of(req.uri().path());
     let Err(refused) = lock(&rates.0).check(ip, class, rates.1.elapsed()) else {
