@@ -13,6 +13,7 @@ pub mod flights;
 pub mod health;
 pub mod params;
 pub mod pilots;
+pub mod rate;
 pub mod relays;
 pub mod servers;
 pub mod stream;

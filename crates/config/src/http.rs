@@ -37,6 +37,13 @@ pub struct Limits {
     /// A labelled gauge in `/metrics` not set for this long leaves it (a gamedir
     /// with no server left).
     pub metrics_idle: Duration,
+    /// Cost units a second one source (IPv4 address, IPv6 /64) may ask for (0: no
+    /// limit); its /24, /56 and /48 hold their multiples.
+    pub request_rate: u32,
+    /// Cost units one source may ask for at once.
+    pub request_burst: u32,
+    /// Whether loopback sources are limited too (off: a proxy on the host is exempt).
+    pub request_rate_loopback: bool,
 }
 
 impl Default for Limits {
@@ -54,6 +61,9 @@ impl Default for Limits {
             max_streams_per_ip: 2,
             stream_lifetime: Duration::from_secs(1800),
             metrics_idle: Duration::from_secs(600),
+            request_rate: 50,
+            request_burst: 200,
+            request_rate_loopback: false,
         }
     }
 }
@@ -95,6 +105,17 @@ pub struct HttpSection {
     /// Seconds after which a gauge series of `/metrics` that is no longer set (a
     /// gamedir with no server left) leaves the exposition.
     pub metrics_idle: f64,
+    /// Cost units a second one source (an IPv4 address or IPv6 /64) may ask for;
+    /// each route costs 1 (the page, `/v1/servers`, `/api/pilots`), 4 (other API
+    /// paths) or 25 (searches, exports, leaderboards, bounding boxes, details).
+    /// Past it a request gets `429` with `Retry-After`. A /24, /56 and /48 hold 8,
+    /// 4 and 8 sources' worth. 0 turns the limit off.
+    pub request_rate: u32,
+    /// Cost units one source may ask for at once (at least 25, the dearest route).
+    pub request_burst: u32,
+    /// Whether loopback sources (127.0.0.0/8, ::1) are limited too; off by default,
+    /// as a reverse proxy on the same host is every client (let it limit).
+    pub request_rate_loopback: bool,
 }
 
 impl Default for HttpSection {
@@ -114,6 +135,9 @@ impl Default for HttpSection {
             max_streams_per_ip: d.max_streams_per_ip,
             stream_lifetime: d.stream_lifetime.as_secs_f64(),
             metrics_idle: d.metrics_idle.as_secs_f64(),
+            request_rate: d.request_rate,
+            request_burst: d.request_burst,
+            request_rate_loopback: d.request_rate_loopback,
         }
     }
 }
@@ -138,6 +162,12 @@ impl HttpSection {
                 bail!("http.{key} must be at least {min}, got {v}");
             }
         }
+        if self.request_burst < 25 {
+            bail!(
+                "http.request_burst must be at least 25 (the dearest route's cost), got {}",
+                self.request_burst
+            );
+        }
         if self.max_connections > MAX_CONNECTIONS {
             bail!(
                 "http.max_connections is too large: {}",
@@ -157,6 +187,9 @@ impl HttpSection {
             max_streams_per_ip: self.max_streams_per_ip,
             stream_lifetime: secs(self.stream_lifetime, "stream_lifetime")?,
             metrics_idle: secs(self.metrics_idle, "metrics_idle")?,
+            request_rate: self.request_rate,
+            request_burst: self.request_burst,
+            request_rate_loopback: self.request_rate_loopback,
         })
     }
 }

@@ -71,7 +71,7 @@ pub mod families {
         .label("timer");
         REJECTED = Family::counter(
             "lobby_http_rejected_requests_total",
-            "HTTP requests refused, by reason (body_too_large, headers_too_large, bad_request).",
+            "HTTP requests refused, by reason (body_too_large, headers_too_large, bad_request; rate_cheap, rate_normal, rate_heavy: 429 past the source's request_rate, by route class).",
         )
         .label("reason");
         REQUEST_TIME = Family::histogram(
@@ -112,6 +112,12 @@ telemetry::counters! {
     HeadersTooLarge => "headers_too_large", REJECTED["headers_too_large"];
     /// Not HTTP/1.1.
     BadRequest => "bad_requests", REJECTED["bad_request"];
+    /// Past its source's `request_rate` (429), a 1-unit route.
+    RateCheap => "rate_limited_cheap", REJECTED["rate_cheap"];
+    /// Past its source's `request_rate` (429), a 4-unit route.
+    RateNormal => "rate_limited_normal", REJECTED["rate_normal"];
+    /// Past its source's `request_rate` (429), a 25-unit route.
+    RateHeavy => "rate_limited_heavy", REJECTED["rate_heavy"];
 }
 
 telemetry::fields! {

@@ -4,18 +4,24 @@
 
 use crate::http::admin_state::Admin;
 use crate::http::conn::{accept_loop, Handler, HttpStats, Reason, Shared};
+use crate::http::reply::ApiError;
 use crate::http::snapshot::Publisher;
 use crate::http::sources::Sources;
 use crate::http::state::AppState;
 use anyhow::Result;
+use api::rate::{Class, RequestRates};
+use axum::extract::{ConnectInfo, Request};
+use axum::http::header::RETRY_AFTER;
 use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use config::Limits;
-use lifecycle::{listening, tcp_listener, Supervisor};
+use lifecycle::{listening, lock, tcp_listener, Supervisor};
 use serverlist::beside_master::ListCache;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 use tower::ServiceBuilder;
 use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::timeout::TimeoutLayer;
@@ -76,6 +82,8 @@ impl HttpServer {
     }
 }
 
+/// The per-source request buckets and their epoch.
+type Rates = Arc<(Mutex<RequestRates>, Instant)>;
 /// The routes with the tower layers (outermost first): tower-http's `TimeoutLayer`
 /// (408) and `RequestBodyLimitLayer` (413), the request-time histogram, and the
 /// request counters (the codes the layers answer with are counted on the way out).
@@ -83,7 +91,20 @@ fn handler(state: AppState, limits: &Limits) -> Handler {
     let counters = state.stats.clone();
     // The document of the routes beside them (it reads their attributes; the
     // routes know nothing of it).
-    let router = crate::http::routes::router(state).merge(crate::http::openapi::routes());
+    let l = limits;
+    let rates = RequestRates::with(l.request_rate, l.request_burst, l.request_rate_loopback);
+    let (rates, stats) = (
+        Arc::new((Mutex::new(rates), Instant::now())),
+        counters.clone(),
+    );
+    let router = crate::http::routes::router(state)
+        .merge(crate::http::openapi::routes())
+        .layer(axum::middleware::from_fn(
+            move |c: ConnectInfo<SocketAddr>, req, next| {
+                let (rates, stats) = (rates.clone(), stats.clone());
+                async move { fair(c.0.ip(), req, next, &rates, &stats).await }
+            },
+        ));
     let svc = ServiceBuilder::new()
         .map_response(move |r: hyper::Response<_>| {
             counters.requests.fetch_add(1, Ordering::Relaxed);
@@ -117,4 +138,18 @@ fn handler(state: AppState, limits: &Limits) -> Handler {
         ))
         .service(router);
     tower::util::BoxCloneService::new(svc)
+}
+
+/// `429` with `Retry-After` past a source's `request_rate` (`api::rate`), after up to
+/// a second of that wait (a flood on kept-alive connections gets one answer a second).
+async fn fair(ip: IpAddr, req: Request, next: Next, rates: &Rates, stats: &HttpStats) -> Response {
+    let class = Class::of(req.uri().path());
+    let Err(refused) = lock(&rates.0).check(ip, class, rates.1.elapsed()) else {
+        return next.run(req).await;
+    };
+    stats.count([Reason::RateCheap, Reason::RateNormal, Reason::RateHeavy][class as usize]);
+    let what = format!("over this source's request rate ({} route)", class.name());
+    tokio::time::sleep(refused.wait.min(Duration::from_secs(1))).await; // a flood slows down
+    let wait = [(RETRY_AFTER, refused.retry_after().to_string())];
+    (wait, ApiError::new(StatusCode::TOO_MANY_REQUESTS, what)).into_response()
 }
