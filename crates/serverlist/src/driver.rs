@@ -65,6 +65,9 @@ pub struct Shared {
     pub wake: Notify,
     /// Wakes the resolver (sources reloaded).
     pub wake_resolver: Notify,
+    /// Wakes whoever saves the registrations (one asked, admitted, approved,
+    /// removed or expired): a SIGKILL then loses none of them.
+    pub registrations_changed: Notify,
 }
 
 /// Locks `m`, going on with the data if a holder panicked (every update here
@@ -178,7 +181,8 @@ impl Shared {
             .cloned();
         match &r {
             Ok(p) => {
-                tracing::info!(peer = %p.address, gamedir, from = p.from, "registration pending: waiting for the server to show its token")
+                tracing::info!(peer = %p.address, gamedir, from = p.from, "registration pending: waiting for the server to show its token");
+                self.registrations_changed.notify_one();
             }
             Err(e) => tracing::debug!(%from, address, "registration refused: {e}"),
         }
@@ -218,6 +222,7 @@ impl Shared {
         let listed = lock(&self.registrations).listed();
         lock(&self.catalog).set_registered(&listed);
         self.wake.notify_one();
+        self.registrations_changed.notify_one();
     }
 }
 
@@ -492,6 +497,7 @@ pub async fn registration_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop
             let mut r = lock(&shared.registrations);
             for p in r.expire(now) {
                 tracing::info!(peer = %p.address, gamedir = p.gamedir, from = p.from, checks = p.checks, last = p.last_result, "registration expired without proof");
+                shared.registrations_changed.notify_one();
             }
             r.due(now, 32)
         };
@@ -499,6 +505,7 @@ pub async fn registration_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop
         if due.is_empty() {
             if stale > 0 {
                 shared.wake.notify_one();
+                shared.registrations_changed.notify_one();
             }
             continue;
         }
@@ -555,6 +562,7 @@ pub async fn registration_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop
             let listed = lock(&shared.registrations).listed();
             lock(&shared.catalog).set_registered(&listed);
             shared.wake.notify_one();
+            shared.registrations_changed.notify_one();
         }
     }
 }

@@ -227,7 +227,7 @@ impl MasterServer {
     }
 }
 
-/// Saves the state every `interval`, and at once when the ban list changed, until the
+/// Saves the state every `interval`, and at once when the bans or registrations changed, until the
 /// stop signal. A failed save is logged and retried at the next interval (a full disk
 /// must not stop the master).
 async fn save_loop(
@@ -245,6 +245,7 @@ async fn save_loop(
         let why = tokio::select! {
             _ = tick.tick() => "interval",
             _ = bans_changed.notified() => "bans changed",
+            _ = list.registrations_changed.notified() => "registrations changed",
             _ = stop.stopped() => return Ok(()),
         };
         lifecycle::injected_panic("master-saver");
