@@ -228,7 +228,8 @@ fn an_address_named_from_many_networks_gets_one_bounded_check_at_a_time() {
     }
     let tokens: Vec<String> = answers
         .iter()
-        .filter_map(|(s, v)| (*s == 202).then(|| v["token"].as_str().unwrap().to_string()))
+        .filter(|(s, _)| *s == 202)
+        .map(|(_, v)| v["token"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(
         tokens.len(),
