@@ -202,7 +202,13 @@ impl Shared {
 impl Shared {
     /// An operator admits the pending `token` without proof (`by`: the admin).
     pub fn approve(&self, token: &str, by: &str) -> Option<crate::registration::Registered> {
-        let r = lock(&self.registrations).approve(token, by, udp::time::unix_secs())?;
+        let (r, superseded) = {
+            let mut regs = lock(&self.registrations);
+            let before = regs.pending.len();
+            let r = regs.approve(token, by, udp::time::unix_secs())?;
+            (r, before - regs.pending.len() - 1)
+        };
+        ListStats::add(&self.stats.registrations_superseded, superseded);
         tracing::info!(peer = %r.address, gamedir = r.gamedir, by, "registration approved by an admin");
         self.sync_registered();
         Some(r)
