@@ -6,6 +6,7 @@ use crate::catalog::{Catalog, ProbeInfo};
 use crate::prober::{Event, Prober, ProberConfig, ProberCounts};
 use crate::registration::{Pending, Refused};
 use crate::sources::{self, Files};
+use crate::stats::ListStats;
 use std::collections::HashSet;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -179,13 +180,25 @@ impl Shared {
         let r = lock(&self.registrations)
             .request(&limits, from, address, gamedir, contact, listed, now, token)
             .cloned();
-        match &r {
+        // At debug, accepted or not: a request is a stranger's, and each is counted.
+        let answer = match &r {
             Ok(p) => {
-                tracing::info!(peer = %p.address, gamedir, from = p.from, "registration pending: waiting for the server to show its token");
+                tracing::debug!(peer = %p.address, gamedir, from = p.from, "registration pending: waiting for the server to show its token");
                 self.registrations_changed.notify_one();
+                &self.stats.register_accepted
             }
-            Err(e) => tracing::debug!(%from, address, "registration refused: {e}"),
-        }
+            Err(e) => {
+                tracing::debug!(%from, address, "registration refused: {e}");
+                match e {
+                    Refused::Invalid(_) => &self.stats.register_invalid,
+                    Refused::Exists(_) => &self.stats.register_exists,
+                    Refused::Banned(_) => &self.stats.register_banned,
+                    Refused::TooMany(_) => &self.stats.register_limited,
+                }
+            }
+        };
+        ListStats::add(answer, 1);
+        self.count_registrations();
         r.map_err(Some)
     }
 }
@@ -193,7 +206,13 @@ impl Shared {
 impl Shared {
     /// An operator admits the pending `token` without proof (`by`: the admin).
     pub fn approve(&self, token: &str, by: &str) -> Option<crate::registration::Registered> {
-        let r = lock(&self.registrations).approve(token, by, udp::time::unix_secs())?;
+        let (r, superseded) = {
+            let mut regs = lock(&self.registrations);
+            let before = regs.pending.len();
+            let r = regs.approve(token, by, udp::time::unix_secs())?;
+            (r, before - regs.pending.len() - 1)
+        };
+        ListStats::add(&self.stats.registrations_superseded, superseded);
         tracing::info!(peer = %r.address, gamedir = r.gamedir, by, "registration approved by an admin");
         self.sync_registered();
         Some(r)
@@ -218,7 +237,15 @@ impl Shared {
         n
     }
 
+    /// Sets the pending and registered gauges.
+    pub fn count_registrations(&self) {
+        let r = lock(&self.registrations);
+        ListStats::set(&self.stats.registrations_pending, r.pending.len());
+        ListStats::set(&self.stats.registrations_registered, r.registered.len());
+    }
+
     fn sync_registered(&self) {
+        self.count_registrations();
         let listed = lock(&self.registrations).listed();
         lock(&self.catalog).set_registered(&listed);
         self.wake.notify_one();
@@ -495,45 +522,57 @@ pub async fn registration_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop
         let prune_after = lock(&shared.options).prune_after;
         let due = {
             let mut r = lock(&shared.registrations);
-            for p in r.expire(now) {
-                tracing::info!(peer = %p.address, gamedir = p.gamedir, from = p.from, checks = p.checks, last = p.last_result, "registration expired without proof");
+            let expired = r.expire(now);
+            ListStats::add(&shared.stats.registrations_expired, expired.len());
+            if !expired.is_empty() {
                 shared.registrations_changed.notify_one();
+            }
+            for p in expired {
+                // One a registration at most, which the caps bound; at debug, as a
+                // stranger may ask for as many as the caps allow.
+                tracing::debug!(peer = %p.address, gamedir = p.gamedir, from = p.from, checks = p.checks, last = p.last_result, "registration expired without proof");
             }
             r.due(now, 32)
         };
+        shared.count_registrations();
         let stale = forget_unseen(&shared, now, prune_after);
         if due.is_empty() {
             if stale > 0 {
-                shared.wake.notify_one();
-                shared.registrations_changed.notify_one();
+                shared.sync_registered();
             }
             continue;
         }
-        let addrs: Vec<SocketAddr> = due.iter().map(|(_, a)| *a).collect();
+        let addrs: Vec<SocketAddr> = due.iter().map(|(a, _)| *a).collect();
+        ListStats::add(&shared.stats.registration_checks, addrs.len());
         let Ok(infos) = query::run_many(Kind::Info, &addrs, &opts, |_| {}).await else {
             continue;
         };
-        let mut answers: Vec<(String, Option<String>, Directive)> = Vec::new();
-        for (token, addr) in &due {
+        // Per address: (host name, gamedir) if it answered, and how.
+        let mut answers: Vec<(Option<(String, String)>, Directive)> = Vec::new();
+        for (addr, _) in &due {
             let info = infos.iter().find(|(a, _)| a == addr).map(|(_, o)| o);
-            let (name, directive) = match info {
+            answers.push(match info {
                 Some(Outcome::Info { info, .. }) => {
                     let gs = matches!(info.dialect, Dialect::Source | Dialect::GoldSrc)
                         && info.protocol == 48;
                     (
-                        Some(info.name.clone()),
+                        Some((info.name.clone(), info.gamedir.clone())),
                         if gs { Directive::Gs } else { Directive::Ip },
                     )
                 }
                 _ => (None, Directive::Ip),
-            };
-            answers.push((token.clone(), name, directive));
+            });
         }
+        // Rules only from an address that answered without any of its tokens in
+        // its host name.
         let need: Vec<SocketAddr> = due
             .iter()
             .zip(&answers)
-            .filter(|((t, _), (_, n, _))| n.as_ref().is_some_and(|n| !n.contains(t.as_str())))
-            .map(|((_, a), _)| *a)
+            .filter(|((_, tokens), (info, _))| {
+                info.as_ref()
+                    .is_some_and(|(n, _)| !tokens.iter().any(|t| n.contains(t.as_str())))
+            })
+            .map(|((a, _), _)| *a)
             .collect();
         let rules = if need.is_empty() {
             Vec::new()
@@ -543,26 +582,30 @@ pub async fn registration_loop<S: Future<Output = ()>>(shared: Arc<Shared>, stop
                 .unwrap_or_default()
         };
         let mut admitted = Vec::new();
-        {
+        let superseded = {
             let mut r = lock(&shared.registrations);
-            for ((token, addr), (_, name, directive)) in due.iter().zip(answers) {
+            let before = r.pending.len();
+            for ((addr, tokens), (info, directive)) in due.iter().zip(&answers) {
                 let rules = rules.iter().find_map(|(a, o)| match o {
                     Outcome::Rules { rules } if a == addr => Some(rules.as_slice()),
                     _ => None,
                 });
-                if let Some(reg) = r.check(token, name.as_deref(), rules, directive, now) {
-                    admitted.push(reg);
+                let info = info.as_ref().map(|(n, g)| (n.as_str(), g.as_str()));
+                for token in tokens {
+                    if let Some(reg) = r.check(token, info, rules, *directive, now) {
+                        admitted.push(reg);
+                    }
                 }
             }
-        }
+            (before - r.pending.len()).saturating_sub(admitted.len())
+        };
+        ListStats::add(&shared.stats.registrations_admitted, admitted.len());
+        ListStats::add(&shared.stats.registrations_superseded, superseded);
         for reg in &admitted {
             tracing::info!(peer = %reg.address, gamedir = reg.gamedir, from = reg.from, "server registered: it showed its token");
         }
         if !admitted.is_empty() || stale > 0 {
-            let listed = lock(&shared.registrations).listed();
-            lock(&shared.catalog).set_registered(&listed);
-            shared.wake.notify_one();
-            shared.registrations_changed.notify_one();
+            shared.sync_registered();
         }
     }
 }

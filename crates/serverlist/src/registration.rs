@@ -11,7 +11,11 @@
 //!   source network and in all, registered servers per source network and in all;
 //! - a pending address is checked every [`CHECK_EVERY`] s until it proves control or
 //!   its token expires: at most 40 checks of a few datagrams each toward an address
-//!   a stranger named;
+//!   a stranger named, one check per address however many registrations name it
+//!   (each asking network gets its own token, up to [`Limits::pending_per_address`],
+//!   so a stranger cannot hold an address against its owner by asking first), and at
+//!   most [`Limits::pending_per_target`] addresses pending on one IP (the ports of
+//!   one host cannot be named to multiply what it receives);
 //! - only numeric addresses (a name's owner could not be told from its resolver's),
 //!   and no loopback, private or otherwise unroutable one unless the operator allows
 //!   it (the master would otherwise probe its own network for strangers);
@@ -44,6 +48,10 @@ pub struct Limits {
     pub max_registered: usize,
     /// Registered servers per source network (the network that asked).
     pub registered_per_source: usize,
+    /// Pending entries naming one address (any gamedir), each from its own network.
+    pub pending_per_address: usize,
+    /// Addresses pending on one target IP (its ports).
+    pub pending_per_target: usize,
     /// Whether loopback, private and link-local addresses may register (tests, LANs).
     pub allow_private: bool,
 }
@@ -57,6 +65,8 @@ impl Default for Limits {
             max_tracked_sources: 4096,
             max_registered: 10_000,
             registered_per_source: 16,
+            pending_per_address: 4,
+            pending_per_target: 8,
             allow_private: false,
         }
     }
@@ -238,14 +248,41 @@ impl Registrations {
                 "{address} is listed for {gamedir} already"
             )));
         }
+        // One token per asking network: a second network asking for the same
+        // address gets its own (the check is shared), so asking first holds
+        // nothing against the address's owner.
         if let Some(p) = self
             .pending
             .values()
-            .find(|p| p.address == address && p.gamedir == gamedir)
+            .find(|p| p.address == address && p.gamedir == gamedir && p.from == net)
         {
             return Err(Refused::Exists(format!(
-                "a registration of {address} for {gamedir} is pending until {}",
+                "a registration of {address} for {gamedir} from {net} is pending until {}",
                 p.expires
+            )));
+        }
+        let here = self.pending.values().filter(|p| p.address == address);
+        if let Some(end) = here.clone().map(|p| p.expires).min() {
+            if here.count() >= limits.pending_per_address {
+                return Err(Refused::TooMany(format!(
+                    "{address} has {} registrations pending; retry after {end}",
+                    limits.pending_per_address
+                )));
+            }
+        }
+        let mut on_ip: Vec<SocketAddr> = self
+            .pending
+            .values()
+            .filter(|p| p.address.ip() == address.ip())
+            .map(|p| p.address)
+            .collect();
+        on_ip.sort_unstable();
+        on_ip.dedup();
+        if !on_ip.contains(&address) && on_ip.len() >= limits.pending_per_target {
+            return Err(Refused::TooMany(format!(
+                "{} has {} addresses pending; retry in a few minutes",
+                address.ip(),
+                limits.pending_per_target
             )));
         }
         if self.pending.len() >= limits.max_pending {
@@ -328,36 +365,63 @@ impl Registrations {
         gone.iter().filter_map(|t| self.pending.remove(t)).collect()
     }
 
-    /// Pending entries due for a check at `now` (at most `max`), marked as checked.
-    pub fn due(&mut self, now: i64, max: usize) -> Vec<(String, SocketAddr)> {
-        let mut out = Vec::new();
+    /// Addresses due for a check at `now` (at most `max`), each with the tokens of
+    /// every pending entry naming it, all marked as checked: an address is asked
+    /// once every [`CHECK_EVERY`] s however many registrations name it.
+    pub fn due(&mut self, now: i64, max: usize) -> Vec<(SocketAddr, Vec<String>)> {
+        let mut last: HashMap<SocketAddr, i64> = HashMap::new();
+        for p in self.pending.values() {
+            if let Some(t) = p.last_check {
+                let l = last.entry(p.address).or_insert(t);
+                *l = (*l).max(t);
+            }
+        }
+        let mut out: Vec<(SocketAddr, Vec<String>)> = Vec::new();
         for p in self.pending.values_mut() {
-            if out.len() >= max {
-                break;
+            if p.expires <= now {
+                continue;
             }
-            if p.expires > now && p.last_check.is_none_or(|t| now - t >= CHECK_EVERY) {
-                p.last_check = Some(now);
-                p.checks += 1;
-                out.push((p.token.clone(), p.address));
-            }
+            let i = match out.iter().position(|(a, _)| *a == p.address) {
+                Some(i) => i,
+                None if out.len() < max
+                    && last.get(&p.address).is_none_or(|t| now - t >= CHECK_EVERY) =>
+                {
+                    out.push((p.address, Vec::new()));
+                    out.len() - 1
+                }
+                None => continue,
+            };
+            p.last_check = Some(now);
+            p.checks += 1;
+            out[i].1.push(p.token.clone());
         }
         out
     }
 
-    /// A check of `token` found `name` (its host name, if it answered) and `rules`
-    /// (if it answered them): admitted when either shows the token. `directive` is
-    /// what it answered as. Returns the registration when admitted.
+    /// A check of `token` found `info` (its host name and gamedir, if it answered)
+    /// and `rules` (if it answered them): admitted when either shows the token and
+    /// the server plays the gamedir asked for. `directive` is what it answered as.
+    /// Returns the registration when admitted.
     pub fn check(
         &mut self,
         token: &str,
-        name: Option<&str>,
+        info: Option<(&str, &str)>,
         rules: Option<&[(String, String)]>,
         directive: Directive,
         now: i64,
     ) -> Option<Registered> {
         let p = self.pending.get_mut(token)?;
+        let name = info.map(|(n, _)| n);
         let in_name = name.is_some_and(|n| n.contains(token));
         let in_rules = rules.is_some_and(|r| r.iter().any(|(_, v)| v.contains(token)));
+        if let Some((_, g)) = info.filter(|(_, g)| !g.eq_ignore_ascii_case(&p.gamedir)) {
+            p.last_result = format!(
+                "answered as gamedir {:?}, registered for {:?}",
+                g.chars().take(64).collect::<String>(),
+                p.gamedir
+            );
+            return None;
+        }
         if !(in_name || in_rules) {
             p.last_result = match (name, rules) {
                 (None, _) => "no answer".into(),
@@ -374,7 +438,11 @@ impl Registrations {
         Some(self.admit(p, directive, "proof", now))
     }
 
+    /// Admits `p`; the other pending entries of its gamedir and address end (their
+    /// requests would now be refused as listed).
     fn admit(&mut self, p: Pending, directive: Directive, by: &str, now: i64) -> Registered {
+        self.pending
+            .retain(|_, q| !(q.address == p.address && q.gamedir == p.gamedir));
         let r = Registered {
             address: p.address,
             gamedir: p.gamedir,
@@ -473,12 +541,15 @@ mod tests {
             .token
             .clone();
         assert_eq!(t, format!("lobby-{}", "ab".repeat(12)));
-        assert_eq!(r.due(100, 10), vec![(t.clone(), SERVER.parse().unwrap())]);
+        assert_eq!(
+            r.due(100, 10),
+            vec![(SERVER.parse().unwrap(), vec![t.clone()])]
+        );
         assert!(r.due(101, 10).is_empty(), "not again before CHECK_EVERY");
         assert!(r
             .check(
                 &t,
-                Some("My Server"),
+                Some(("My Server", "valve")),
                 Some(&[("sv_contact".into(), "me".into())]),
                 Directive::Ip,
                 101
@@ -487,7 +558,13 @@ mod tests {
         assert!(r.pending[&t].last_result.contains("neither"));
         let rules = vec![("lobby_token".to_string(), t.clone())];
         let reg = r
-            .check(&t, Some("My Server"), Some(&rules), Directive::Gs, 120)
+            .check(
+                &t,
+                Some(("My Server", "VALVE")),
+                Some(&rules),
+                Directive::Gs,
+                120,
+            )
             .unwrap();
         assert_eq!(
             (reg.directive, reg.admitted_by.as_str(), reg.since),
@@ -674,9 +751,177 @@ mod tests {
         assert!(r.expire(TOKEN_TTL - 1).is_empty());
         assert_eq!(r.expire(TOKEN_TTL).len(), 1);
         assert!(r
-            .check(&t, Some(&t), None, Directive::Ip, TOKEN_TTL)
+            .check(&t, Some((&t, "valve")), None, Directive::Ip, TOKEN_TTL)
             .is_none());
         assert!(r.approve(&t, "admin", 0).is_none());
+    }
+
+    /// Issue 30: one address named from many networks and in many gamedirs gets its
+    /// own token per network up to the cap, and is asked once every CHECK_EVERY
+    /// however many name it; nothing is asked once the last token has expired.
+    #[test]
+    fn an_address_named_from_many_networks_is_checked_once_per_interval() {
+        let mut r = Registrations::default();
+        let victim: SocketAddr = "8.8.8.8:27015".parse().unwrap();
+        let mut tokens = Vec::new();
+        let mut answers = Vec::new();
+        let mut checks = Vec::new();
+        // Every 5 s (the loop's tick) from 0 to well past the last expiry. In the
+        // first ten ticks a network asks, each in another gamedir: before the checks
+        // were shared, each entry kept its own 15 s phase and the address was asked
+        // at every tick.
+        for tick in 0..=(TOKEN_TTL / 5 + 20) {
+            let now = tick * 5;
+            if let Some(i) = u8::try_from(tick).ok().filter(|&i| i < 10) {
+                let g = ["valve", "cstrike", "tfc", "dmc", "ricochet"][usize::from(i % 5)];
+                let res = r
+                    .request(
+                        &lim(),
+                        IpAddr::from([198, 18, i, 1]),
+                        &victim.to_string(),
+                        g,
+                        "x",
+                        |_, _| None,
+                        now,
+                        bytes(),
+                    )
+                    .map(|p| p.token.clone());
+                if let Ok(t) = &res {
+                    tokens.push(t.clone());
+                }
+                answers.push(res.map_err(|e| e.to_string()));
+            }
+            if tick == 10 {
+                // The same network again, same gamedir: 409.
+                let e = ask(&mut r, "198.18.0.1", &victim.to_string(), now).unwrap_err();
+                assert!(matches!(e, Refused::Exists(_)), "{e}");
+            }
+            r.expire(now);
+            for (a, t) in r.due(now, 32) {
+                assert_eq!(a, victim);
+                assert!(t.iter().all(|t| tokens.contains(t)));
+                checks.push(now);
+            }
+        }
+        assert_eq!(tokens.len(), lim().pending_per_address, "{answers:?}");
+        let mut unique = tokens.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), tokens.len(), "a token per network");
+        assert!(
+            answers[4]
+                .as_ref()
+                .unwrap_err()
+                .contains("4 registrations pending"),
+            "{answers:?}"
+        );
+        for w in checks.windows(2) {
+            assert!(w[1] - w[0] >= CHECK_EVERY, "asked at {w:?}: {checks:?}");
+        }
+        // The last token was asked for at 15 s and expires at 615 s.
+        let last = 15 + TOKEN_TTL;
+        assert!(checks.iter().all(|&t| t < last), "{checks:?}");
+        assert!(
+            checks.len() as i64 <= last / CHECK_EVERY,
+            "{}",
+            checks.len()
+        );
+        assert!(r.pending.is_empty());
+    }
+
+    /// Issue 30: the ports of one IP hold at most `pending_per_target` pending
+    /// addresses, whoever asks; another IP is not affected; an admission frees its place.
+    #[test]
+    fn the_ports_of_one_ip_are_bounded() {
+        let mut r = Registrations::default();
+        let mut ok = Vec::new();
+        for i in 0..12u16 {
+            let from = format!("198.18.{i}.1");
+            match ask(&mut r, &from, &format!("8.8.4.4:{}", 27000 + i), 0) {
+                Ok(t) => ok.push(t),
+                Err(e) => assert!(e.to_string().contains("8 addresses pending"), "{e}"),
+            }
+        }
+        assert_eq!(ok.len(), lim().pending_per_target);
+        assert_eq!(r.due(0, 32).len(), 8, "eight checks of that IP at most");
+        assert!(ask(&mut r, "198.18.99.1", "8.8.4.5:27000", 0).is_ok());
+        // Another network may still ask for a port already pending.
+        assert!(ask(&mut r, "198.18.98.1", "8.8.4.4:27000", 0).is_ok());
+        // An admission ends the other entries of its address and gamedir.
+        assert!(r.approve(&ok[0], "admin", 1).is_some());
+        let first: SocketAddr = "8.8.4.4:27000".parse().unwrap();
+        assert!(r.pending.values().all(|p| p.address != first));
+        assert!(ask(&mut r, "198.18.97.1", "8.8.4.4:27100", 2).is_ok());
+    }
+
+    /// Issue 30: what admits is the token of the entry checked, shown by its own
+    /// address, playing its gamedir; a guessed token, another entry's, or the right
+    /// one from a server of another game admit nothing.
+    #[test]
+    fn only_the_own_token_in_the_own_gamedir_admits() {
+        let l = Limits {
+            allow_private: true,
+            ..lim()
+        };
+        let mut r = Registrations::default();
+        let mut take = |from: &str, addr: &str| {
+            r.request(
+                &l,
+                from.parse().unwrap(),
+                addr,
+                "valve",
+                "x",
+                |_, _| None,
+                0,
+                rand::random(),
+            )
+            .unwrap()
+            .token
+            .clone()
+        };
+        let mine = take("198.18.1.1", "8.8.8.8:27015");
+        let theirs = take("198.18.2.1", "8.8.8.9:27015");
+        assert_ne!(mine, theirs);
+        assert!(mine.len() == 30 && mine[6..].chars().all(|c| c.is_ascii_hexdigit()));
+        let guess = format!("lobby-{}", "0".repeat(24));
+        // The server at `mine` shows the other entry's token and a guess; the other
+        // entry's address shows nothing: neither is admitted (each entry is checked
+        // with what its own address answered).
+        let shown = format!("{theirs} {guess}");
+        let rules = [("sv_contact".to_string(), theirs.clone())];
+        assert!(r
+            .check(
+                &mine,
+                Some((&shown, "valve")),
+                Some(&rules),
+                Directive::Ip,
+                1
+            )
+            .is_none());
+        assert!(r
+            .check(
+                &theirs,
+                Some(("Plain", "valve")),
+                Some(&[]),
+                Directive::Ip,
+                1
+            )
+            .is_none());
+        assert!(r.pending[&mine].last_result.contains("neither"));
+        // Its own token, but a cstrike server: not in the valve list.
+        let own = format!("srv {mine}");
+        assert!(r
+            .check(&mine, Some((&own, "cstrike")), None, Directive::Ip, 2)
+            .is_none());
+        assert!(
+            r.pending[&mine].last_result.contains("cstrike"),
+            "{:?}",
+            r.pending[&mine]
+        );
+        assert!(r
+            .check(&mine, Some((&own, "valve")), None, Directive::Ip, 3)
+            .is_some());
+        assert_eq!(r.pending.len(), 1);
     }
 
     proptest! {

@@ -31,6 +31,22 @@ pub mod families {
         UNRESOLVED = Family::gauge("lobby_list_unresolved", "Source host names that did not resolve at the last try.");
         REFUSED = Family::gauge("lobby_list_sources_refused", "Source files refused at the last reading (each keeps its previous copy).");
         SKIPPED = Family::gauge("lobby_list_sources_skipped", "Source entries skipped at the last reading (each named in the log; the rest of its file is read).");
+        REG_REQUESTS = Family::counter(
+            "lobby_list_registration_requests_total",
+            "Self-registration requests (POST /api/servers/register), by answer (accepted: 202, pending, and a token; invalid: 400; exists: 409; banned: 403; limited: 429, a cap of the asking network, the address, its IP or the tables).",
+        )
+        .label("answer");
+        REG_CHECKS = Family::counter(
+            "lobby_list_registration_checks_total",
+            "Pending addresses asked for their token: one check per address every 15 s however many registrations name it.",
+        );
+        REG_ENDED = Family::counter(
+            "lobby_list_registrations_ended_total",
+            "Pending registrations ended, by how (admitted: the server showed its token; expired: not within 10 minutes; superseded: another registration of its address and gamedir was admitted).",
+        )
+        .label("how");
+        REG_HELD = Family::gauge("lobby_list_registrations", "Self-registrations held now, by state (pending, registered).")
+            .label("state");
     }
 }
 
@@ -59,6 +75,28 @@ telemetry::fields! {
         pub sources_refused => families::REFUSED;
         /// Entries skipped.
         pub sources_skipped => families::SKIPPED;
+        /// Registration requests answered 202.
+        pub register_accepted => families::REG_REQUESTS["accepted"];
+        /// Registration requests answered 400.
+        pub register_invalid => families::REG_REQUESTS["invalid"];
+        /// Registration requests answered 409.
+        pub register_exists => families::REG_REQUESTS["exists"];
+        /// Registration requests answered 403.
+        pub register_banned => families::REG_REQUESTS["banned"];
+        /// Registration requests answered 429.
+        pub register_limited => families::REG_REQUESTS["limited"];
+        /// Pending addresses checked.
+        pub registration_checks => families::REG_CHECKS;
+        /// Pending registrations admitted by proof.
+        pub registrations_admitted => families::REG_ENDED["admitted"];
+        /// Pending registrations expired.
+        pub registrations_expired => families::REG_ENDED["expired"];
+        /// Pending registrations ended by another's admission.
+        pub registrations_superseded => families::REG_ENDED["superseded"];
+        /// Registrations pending now.
+        pub registrations_pending => families::REG_HELD["pending"];
+        /// Servers registered now.
+        pub registrations_registered => families::REG_HELD["registered"];
     }
 }
 
@@ -71,6 +109,11 @@ impl ListStats {
         self.bytes_out.store(c.bytes_out, Relaxed);
         self.unsolicited.store(c.unsolicited, Relaxed);
         self.deferred.store(c.deferred, Relaxed);
+    }
+
+    /// Adds `n` to a counter.
+    pub fn add(counter: &AtomicU64, n: usize) {
+        counter.fetch_add(n as u64, Relaxed);
     }
 
     /// Sets a gauge.
