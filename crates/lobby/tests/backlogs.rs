@@ -6,14 +6,36 @@
 use lifecycle::Stop;
 use lobby::http::snapshot::Publisher;
 use lobby::http::sources::Sources;
+use lobby::services::feed::{self, Batch, SUBSCRIBER_BACKLOG};
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
 
 fn relay_engine() -> Arc<Mutex<relay::Engine>> {
     Arc::new(Mutex::new(relay::Engine::new(
         relay::Config::default(),
         Arc::new(relay::Stats::default()),
     )))
+}
+
+/// A position datagram of `cs` at BIKF.
+fn position(cs: &str) -> Vec<u8> {
+    use fgmp::geo::{to_ecef, Geodetic};
+    use fgmp::message::{to_bytes, Message, Position};
+    let at = to_ecef(Geodetic {
+        lat_deg: 63.985,
+        lon_deg: -22.605,
+        alt_m: 300.0,
+    });
+    let body = Position::at("Aircraft/c172p/Models/c172p.xml", at);
+    to_bytes(&Message::position(
+        fgmp::Callsign::new(cs).unwrap(),
+        100,
+        body,
+    ))
+    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -59,4 +81,64 @@ async fn api_snapshots_are_taken_only_while_someone_reads_or_a_relay_samples_its
         (4..=7).contains(&streamed_n),
         "{streamed_n} with a stream: one a second"
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_feed_subscriber_that_falls_behind_keeps_64_batches_and_the_others_get_every_one() {
+    // `services::feed::SUBSCRIBER_BACKLOG`: the relay's pilot feed hands each batch to
+    // every subscriber (the tracker link, the flight log) through a channel of 64; one
+    // that takes nothing loses every batch past them, counted in
+    // `relay.feed_batches_dropped`, and never slows the feed: the subscriber that reads
+    // gets all of them. 100 pilots begin, one a second (paused time), each from its
+    // own address (so the session share passes them all).
+    let engine = relay_engine();
+    let stats = engine.lock().unwrap().stats().clone();
+    let (stalled, held) = mpsc::channel::<Arc<Batch>>(SUBSCRIBER_BACKLOG);
+    let (reading, mut rx) = mpsc::channel::<Arc<Batch>>(SUBSCRIBER_BACKLOG);
+    let stop = Stop::new();
+    let feed = tokio::spawn(feed::run(
+        engine.clone(),
+        vec![stalled, reading],
+        stop.clone(),
+    ));
+    let reader = tokio::spawn(async move {
+        let mut sessions = Vec::new();
+        while let Some(b) = rx.recv().await {
+            sessions.extend(b.sessions.iter().map(|s| s.callsign.clone()));
+        }
+        sessions
+    });
+    // Between the feed's takes (every second from 0 s): one pilot each.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let mut out = relay::Outbox::new();
+    for i in 0..100u8 {
+        let from = SocketAddr::from(([10, 1, i, 1], 5000));
+        engine.lock().unwrap().handle(
+            &position(&format!("P{i:03}")),
+            from,
+            Instant::now(),
+            &mut out,
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    stop.raise();
+    tokio::time::timeout(Duration::from_secs(5), feed)
+        .await
+        .expect("the feed waits for its stalled subscriber")
+        .unwrap()
+        .unwrap();
+    let sessions = reader.await.unwrap();
+    let dropped = stats.feed_batches_dropped.load(Relaxed);
+    eprintln!(
+        "{} sessions read, {} batches held for the stalled subscriber, {dropped} dropped",
+        sessions.len(),
+        held.len()
+    );
+    assert_eq!(
+        sessions.len(),
+        100,
+        "the reading subscriber got every pilot"
+    );
+    assert_eq!(held.len(), 64, "held for the stalled one");
+    assert_eq!(dropped, 100 - 64, "batches past the 64 dropped and counted");
 }
