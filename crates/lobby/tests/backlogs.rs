@@ -3,10 +3,11 @@
 //! pilot feed's batches come once a second) or has no way to make its consumer slow
 //! on cue (the flight log's writer). Each test names the bound it shows.
 
-use lifecycle::Stop;
+use lifecycle::{Stop, Supervisor};
 use lobby::http::snapshot::Publisher;
 use lobby::http::sources::Sources;
 use lobby::services::feed::{self, Batch, SUBSCRIBER_BACKLOG};
+use lobby::services::history::{History, Input};
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
@@ -141,4 +142,48 @@ async fn a_feed_subscriber_that_falls_behind_keeps_64_batches_and_the_others_get
     );
     assert_eq!(held.len(), 64, "held for the stalled one");
     assert_eq!(dropped, 100 - 64, "batches past the 64 dropped and counted");
+}
+
+#[tokio::test]
+async fn a_full_writer_queue_drops_server_samples_and_counts_them() {
+    // `[history] queue` (4,096 inputs, the default) for the master's server samples
+    // (`History::send(Input::Servers)`, what the sampler calls every
+    // `server_sample_interval`): 5,000 inputs of two samples each sent while the
+    // writer cannot run (this test holds the one thread): 4,096 wait, the other 904
+    // are dropped and their 1,808 samples counted in `history.server_samples_dropped`.
+    let dir = std::env::temp_dir().join(format!("lobby-backlogs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = config::parse(
+        &format!(
+            "[history]\ndatabase_url = \"sqlite:{}\"\n",
+            dir.join("h.sqlite").display()
+        ),
+        "test",
+    )
+    .unwrap();
+    let opts = f.history.options().unwrap().unwrap();
+    assert_eq!(opts.queue, 4096);
+    let sup = Supervisor::new();
+    let h = History::start(&sup, opts).await.unwrap();
+    let sample = |i: usize| flightlog::store::ServerSample {
+        address: format!("192.0.2.{}:27015", i % 250),
+        gamedir: "valve".into(),
+        name: None,
+        at: 1_796_155_200,
+        players: 1,
+        max: 32,
+        map: "crossfire".into(),
+    };
+    for i in 0..5000 {
+        h.send(Input::Servers(vec![sample(i), sample(i + 1)]));
+    }
+    let dropped = h.stats.server_samples_dropped.load(Relaxed);
+    assert_eq!(
+        dropped,
+        2 * (5000 - 4096),
+        "samples of the inputs past 4,096"
+    );
+    assert_eq!(h.stats.reports_dropped.load(Relaxed), 0);
+    sup.stop().raise();
+    let _ = std::fs::remove_dir_all(&dir);
 }
