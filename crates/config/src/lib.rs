@@ -293,6 +293,27 @@ mod tests {
     }
 
     #[test]
+    fn the_telnet_write_timeout_has_a_default_and_a_check() {
+        let r = parse("[relay]\n", "x").unwrap().relay;
+        assert_eq!(
+            r.telnet_options().unwrap().write_timeout,
+            Duration::from_secs(10)
+        );
+        let r = parse("[relay]\ntelnet_write_timeout = 2\n", "x")
+            .unwrap()
+            .relay;
+        assert_eq!(
+            r.telnet_options().unwrap().write_timeout,
+            Duration::from_secs(2)
+        );
+        let r = parse("[relay]\ntelnet_write_timeout = -1\n", "x")
+            .unwrap()
+            .relay;
+        let e = r.telnet_options().unwrap_err().to_string();
+        assert!(e.contains("relay.telnet_write_timeout"), "{e}");
+    }
+
+    #[test]
     fn the_tracker_write_timeout_has_a_default_and_a_check() {
         let t = parse("[tracker]\n", "x").unwrap().tracker;
         assert_eq!(
