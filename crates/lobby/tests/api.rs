@@ -932,7 +932,7 @@ fn a_stream_reader_more_than_eight_updates_behind_has_its_stream_ended() {
             let t0 = Instant::now();
             let mut round = 0u64;
             while !stop.load(Relaxed) && t0.elapsed() < Duration::from_secs(90) {
-                if round % 20 == 0 {
+                if round.is_multiple_of(20) {
                     for (s, d) in &still {
                         s.send_to(d, relay).unwrap();
                     }
