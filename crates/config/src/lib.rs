@@ -36,7 +36,7 @@ pub use relay::{
     Kind, PeerName, PeerOptions, RelaySection, TelnetOptions, TiersSetting, TrackerOptions,
 };
 pub use sim::SimSection;
-pub use tracker::{AllowedRelay, TrackerRelay, TrackerSection};
+pub use tracker::{AllowedRelay, TrackerRelay, TrackerSection, TrackerServerOptions};
 
 /// The configuration `lobby up` uses when no `--config` is given.
 pub const EMBEDDED_DEFAULT: &str = include_str!("default.toml");
@@ -290,6 +290,48 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("idle_timout"), "{e}");
+    }
+
+    #[test]
+    fn the_telnet_write_timeout_has_a_default_and_a_check() {
+        let r = parse("[relay]\n", "x").unwrap().relay;
+        assert_eq!(
+            r.telnet_options().unwrap().write_timeout,
+            Duration::from_secs(10)
+        );
+        let r = parse("[relay]\ntelnet_write_timeout = 2\n", "x")
+            .unwrap()
+            .relay;
+        assert_eq!(
+            r.telnet_options().unwrap().write_timeout,
+            Duration::from_secs(2)
+        );
+        let r = parse("[relay]\ntelnet_write_timeout = -1\n", "x")
+            .unwrap()
+            .relay;
+        let e = r.telnet_options().unwrap_err().to_string();
+        assert!(e.contains("relay.telnet_write_timeout"), "{e}");
+    }
+
+    #[test]
+    fn the_tracker_write_timeout_has_a_default_and_a_check() {
+        let t = parse("[tracker]\n", "x").unwrap().tracker;
+        assert_eq!(
+            t.server_options().unwrap().write_timeout,
+            Duration::from_secs(30)
+        );
+        let t = parse("[tracker]\nwrite_timeout = 1.5\n", "x")
+            .unwrap()
+            .tracker;
+        assert_eq!(
+            t.server_options().unwrap().write_timeout,
+            Duration::from_millis(1500)
+        );
+        let t = parse("[tracker]\nwrite_timeout = 0\n", "x")
+            .unwrap()
+            .tracker;
+        let e = t.server_options().unwrap_err().to_string();
+        assert!(e.contains("tracker.write_timeout"), "{e}");
     }
 
     #[test]

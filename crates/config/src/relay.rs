@@ -22,6 +22,8 @@ pub struct RelaySection {
     pub telnet_max_connections: usize,
     /// Telnet connections served at once per source IPv4 address or IPv6 /64.
     pub telnet_max_per_ip: usize,
+    /// Seconds a telnet client has to take the whole list (then it is closed).
+    pub telnet_write_timeout: f64,
     /// Default receive range, nm.
     pub out_of_reach: f64,
     /// Largest range a client may request, nm.
@@ -113,6 +115,7 @@ impl Default for RelaySection {
             telnet: vec!["0.0.0.0:5001".into(), "[::]:5001".into()],
             telnet_max_connections: 64,
             telnet_max_per_ip: 4,
+            telnet_write_timeout: 10.0,
             out_of_reach: d.out_of_reach_nm,
             max_radar_range: d.max_radar_range_nm,
             player_expiry: d.player_expiry.as_secs_f64(),
@@ -279,6 +282,11 @@ impl RelaySection {
             addrs: self.telnet_addrs()?,
             max_connections: self.telnet_max_connections,
             max_per_ip: self.telnet_max_per_ip,
+            write_timeout: crate::seconds(
+                self.telnet_write_timeout,
+                "relay.telnet_write_timeout",
+                3600.0,
+            )?,
         })
     }
 }
@@ -292,6 +300,8 @@ pub struct TelnetOptions {
     pub max_connections: usize,
     /// Connections served at once per source IPv4 address or IPv6 /64.
     pub max_per_ip: usize,
+    /// How long a client has to take the whole list.
+    pub write_timeout: Duration,
 }
 
 /// The relay peers and crossfeed targets by name, and how often names are resolved again.

@@ -4,6 +4,7 @@ use anyhow::{bail, Context, Result};
 
 use serde::Deserialize;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 pub use tracker::admission::AllowedRelay;
 
@@ -30,9 +31,33 @@ pub struct TrackerSection {
     /// The relays allowed to report (`[[tracker.relay]]` with `name` and `address`);
     /// any other source is refused and logged.
     pub relay: Vec<TrackerRelay>,
+    /// Seconds one write to a relay may take (its `OK`s, `PING`s): a relay that
+    /// stops reading is closed after it, its place freed; none: 30.
+    pub write_timeout: Option<f64>,
+}
+
+/// What the tracker server runs with: who may report, and how long a write may take.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackerServerOptions {
+    /// The relays allowed to report ([`TrackerSection::allowed`]).
+    pub allowed: Vec<AllowedRelay>,
+    /// One write to a relay, at most (`[tracker] write_timeout`).
+    pub write_timeout: Duration,
 }
 
 impl TrackerSection {
+    /// The allowed relays and the write timeout, checked.
+    pub fn server_options(&self) -> Result<TrackerServerOptions> {
+        Ok(TrackerServerOptions {
+            allowed: self.allowed()?,
+            write_timeout: crate::seconds(
+                self.write_timeout.unwrap_or(30.0),
+                "tracker.write_timeout",
+                3600.0,
+            )?,
+        })
+    }
+
     /// The listen addresses.
     pub fn listen_addrs(&self) -> Result<Vec<SocketAddr>> {
         self.listen.iter().map(|s| listen_addr(s)).collect()

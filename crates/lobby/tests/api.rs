@@ -20,13 +20,18 @@ fn start(tag: &str) -> Lobby {
 
 /// `lobby up` with a relay, a master and HTTP, `http` the rest of its `[http]` table.
 fn start_with(tag: &str, http: &str) -> Lobby {
+    start_up(tag, "", http)
+}
+
+/// [`start_with`], `relay` the rest of its `[relay]` table.
+fn start_up(tag: &str, relay: &str, http: &str) -> Lobby {
     let dir = std::env::temp_dir().join(format!("lobby-api-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("up.toml");
     std::fs::write(
         &cfg,
         format!(
-            "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n[master]\nlisten = [\"127.0.0.1:0\"]\n\
+            "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = []\n{relay}[master]\nlisten = [\"127.0.0.1:0\"]\n\
              [dns]\nlisten = []\n[sim]\ncount = 0\n[http]\nlisten = [\"127.0.0.1:0\"]\n{http}"
         ),
     )
@@ -871,4 +876,182 @@ fn the_api_takes_at_most_one_snapshot_a_second_however_often_it_is_read() {
         "{} different answers in 2 s",
         bodies.len()
     );
+}
+
+/// The `id:` of every event in an event stream's text, in order, with its event name.
+fn event_ids(text: &str) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut name = String::new();
+    for line in text.lines() {
+        if let Some(n) = line.strip_prefix("event: ") {
+            name = n.to_string();
+        } else if let Some(id) = line.strip_prefix("id: ") {
+            if let Ok(id) = id.trim().parse() {
+                out.push((name.clone(), id));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_stream_reader_more_than_eight_updates_behind_has_its_stream_ended() {
+    // `http::snapshot::STREAM_BACKLOG`: a stream's updates wait for its reader in a
+    // ring of 8. 500 pilots whose model is 95 control characters (six bytes each in
+    // JSON: a snapshot of some 1.1 MB) and one moving (an update a second). A narrow
+    // client reads its stream at 16 KB a second (so the write timeout never fires)
+    // while another reads at full speed. Hyper holds the unsent snapshot (past its
+    // 400 KB buffer it polls the stream no more), so the slow stream's updates wait
+    // in the ring; once ten more have gone by, the slow reader catches up: its
+    // stream has ended (the chunked body's last chunk) after its snapshot, and the
+    // page's EventSource would start over from a new one. Without the bound it would
+    // get every update it missed and go on.
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::Mutex;
+    let up = start_up("backlog", "max_pilots_per_ip = 1000\n", "");
+    let (http, relay) = (up.addr("http", "tcp"), up.addrs("relay", "udp")[0]);
+    let stop = AtomicBool::new(false);
+    let fast_ids: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            use fgmp::message::{to_bytes, Message, Position};
+            let model = "\u{1}".repeat(95);
+            let dgram = |cs: &str, at: (f64, f64)| {
+                let p = Position::at(&model, ecef(at.0, at.1));
+                to_bytes(&Message::position(fgmp::Callsign::new(cs).unwrap(), 1, p)).unwrap()
+            };
+            // 18 nm apart, ranges of 1 nm: nobody is sent anybody's position.
+            let still: Vec<(std::net::UdpSocket, Vec<u8>)> = (0..500)
+                .map(|i| {
+                    let at = (-80.0 + f64::from(i) * 0.3, 10.0);
+                    (client(false), dgram(&format!("P{i:03}"), at))
+                })
+                .collect();
+            let mover = client(false);
+            let mut at = BIKF;
+            let t0 = Instant::now();
+            let mut round = 0u64;
+            while !stop.load(Relaxed) && t0.elapsed() < Duration::from_secs(90) {
+                if round.is_multiple_of(20) {
+                    for (s, d) in &still {
+                        s.send_to(d, relay).unwrap();
+                    }
+                }
+                at = north(at, 0.01);
+                mover.send_to(&dgram("MOVER", at), relay).unwrap();
+                round += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let size = loop {
+            let (code, body) = http_get(http, "/api/pilots");
+            let online = serde_json::from_str::<Value>(&body)
+                .map_or(0, |v| v["online"].as_u64().unwrap_or(0));
+            if code == 200 && online == 501 {
+                break body.len();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{online} pilots online\n{}",
+                up.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        assert!(size > 900_000, "a snapshot of {size} bytes");
+        // The fast reader notes every event id it gets.
+        sc.spawn(|| {
+            let (mut s, _) = open_stream(http);
+            let mut text = String::new();
+            let t0 = Instant::now();
+            while !stop.load(Relaxed) && t0.elapsed() < Duration::from_secs(90) {
+                let mut b = [0u8; 65536];
+                if let Ok(n) = s.read(&mut b) {
+                    if n == 0 {
+                        break;
+                    }
+                    text.push_str(&String::from_utf8_lossy(&b[..n]));
+                    *fast_ids.lock().unwrap() = event_ids(&text).into_iter().map(|e| e.1).collect();
+                }
+            }
+        });
+        let mut slow = narrow_client(http);
+        slow.write_all(b"GET /api/pilots/stream HTTP/1.1\r\nHost: x\r\n\r\n")
+            .unwrap();
+        slow.set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let mut text = Vec::new();
+        let mut b = [0u8; 65536];
+        // 4 KB every 250 ms until the fast reader has seen ten updates after the
+        // slow stream's snapshot.
+        let opened = Instant::now();
+        let behind = |text: &[u8]| {
+            let first = event_ids(&String::from_utf8_lossy(text))
+                .first()
+                .map(|e| e.1)?;
+            Some(
+                fast_ids
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .filter(|&&id| id > first)
+                    .count(),
+            )
+        };
+        while behind(&text).is_none_or(|n| n < 10) {
+            assert!(
+                opened.elapsed() < Duration::from_secs(40),
+                "updates stopped: {:?}\n{}",
+                behind(&text),
+                up.stderr()
+            );
+            if let Ok(n) = slow.read(&mut b[..4096]) {
+                assert!(n > 0, "the slow stream was closed");
+                text.extend_from_slice(&b[..n]);
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        let trickled = (opened.elapsed(), text.len());
+        // Catching up: everything left, until the body's last chunk (or 10 s).
+        let caught_up = Instant::now();
+        while !text.ends_with(b"\r\n0\r\n\r\n") && caught_up.elapsed() < Duration::from_secs(10) {
+            match slow.read(&mut b) {
+                Ok(0) => break,
+                Ok(n) => text.extend_from_slice(&b[..n]),
+                Err(_) => {}
+            }
+        }
+        stop.store(true, Relaxed);
+        let events = event_ids(&String::from_utf8_lossy(&text));
+        let missed = behind(&text).unwrap();
+        eprintln!(
+            "trickled {} bytes in {:?}; then {} bytes, {} events {:?}; the fast reader saw {missed} updates since",
+            trickled.1,
+            trickled.0,
+            text.len() - trickled.1,
+            events.len(),
+            events.iter().map(|e| &e.0).collect::<Vec<_>>()
+        );
+        let log = |up: &Lobby| {
+            let l = up.stderr();
+            l.lines()
+                .filter(|l| l.contains("HTTP"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert!(
+            text.ends_with(b"\r\n0\r\n\r\n"),
+            "the stream {missed} updates behind went on: {} events, {} bytes\n{}",
+            events.len(),
+            text.len(),
+            log(&up)
+        );
+        let (_, st) = json(http, "/stats");
+        assert_eq!(
+            st["http"]["idle_timeouts"], 0,
+            "cut by the write timeout, not the backlog: {st}"
+        );
+        assert_eq!(events.first().map(|e| e.0.as_str()), Some("snapshot"));
+        assert!(events.len() < missed, "{events:?}");
+    });
 }

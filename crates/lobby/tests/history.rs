@@ -894,6 +894,74 @@ fn a_listed_relay_holds_at_most_four_connections_at_once() {
 }
 
 #[test]
+fn a_relay_that_stops_reading_is_closed_after_the_write_timeout() {
+    // A listed relay sends PINGs and reads none of the PONGs (a narrow client: loopback
+    // then holds some 50 KB of them): the server's write blocks, and after
+    // `[tracker] write_timeout` (2 s here, 30 s by default) the connection ends, the
+    // relay counted as gone and its place freed. Without the timeout it is held for good.
+    let dir = tmpdir("writetimeout");
+    let cfg = dir.join("tracker.toml");
+    std::fs::write(
+        &cfg,
+        "[tracker]\nlisten = [\"127.0.0.1:0\"]\nwrite_timeout = 2\n\
+         [[tracker.relay]]\nname = \"edge\"\naddress = \"127.0.0.1\"\n",
+    )
+    .unwrap();
+    let t = start_tracker_config(&cfg);
+    let (tracker, http) = (t.addr("tracker", "tcp"), t.addr("http", "tcp"));
+    let connected = || json(http, "/stats").1["tracker"]["relays_connected"].as_u64();
+    let mut s = narrow_client(tracker);
+    s.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0")
+        .unwrap();
+    assert!(
+        poll_until(Duration::from_secs(5), || connected() == Some(1)),
+        "never identified\n{}",
+        t.stderr()
+    );
+    // 400 KB of PINGs, 400 KB of PONGs owed; the writer stops when the server stops
+    // reading (its own write then times out).
+    let mut w = s.try_clone().unwrap();
+    w.set_write_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let began = Instant::now();
+    let writer = std::thread::spawn(move || {
+        let pings = b"PING\0".repeat(80_000);
+        let _ = w.write_all(&pings);
+    });
+    std::thread::sleep(Duration::from_millis(1200));
+    assert_eq!(connected(), Some(1), "closed before its write timed out");
+    assert!(
+        poll_until(Duration::from_secs(8), || connected() == Some(0)),
+        "the relay that reads nothing is still connected {:?} after it began\n{}",
+        began.elapsed(),
+        t.stderr()
+    );
+    let held = began.elapsed();
+    assert!(
+        t.stderr().contains("tracker write failed or timed out"),
+        "{}",
+        t.stderr()
+    );
+    writer.join().unwrap();
+    // Its place is free: four connections from the address are served at once.
+    let mut four: Vec<TcpStream> = (0..4)
+        .map(|_| TcpStream::connect(tracker).unwrap())
+        .collect();
+    for c in &mut four {
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.write_all(b"\0V20151207 0.13.10 relay.example.org edge\0")
+            .unwrap();
+        let mut got = [0u8; 64];
+        let n = c.read(&mut got).unwrap_or(0);
+        assert_eq!(&got[..n], b"IDENTIFIED edge\0", "a place still held");
+    }
+    eprintln!("closed {held:?} after the relay stopped reading");
+    drop(s);
+    t.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_full_writer_queue_drops_reports_and_counts_them() {
     // [history] queue = 1: 2,000 messages sent at once (not waiting for their OKs)
     // find the writer's queue full at times; those reports are dropped and counted,

@@ -246,6 +246,97 @@ fn closed_unserved(addr: SocketAddr, from: &str) -> bool {
     matches!(s.read_to_end(&mut buf), Ok(0))
 }
 
+/// The telnet list, read from `from`.
+fn telnet_from(addr: SocketAddr, from: &str) -> String {
+    let mut s: TcpStream = stalled_reader(addr, from).into();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    text
+}
+
+#[test]
+fn a_telnet_client_that_reads_nothing_is_closed_after_the_write_timeout() {
+    // `[relay] telnet_write_timeout` (10 s by default, 2 s here): 400 pilots whose
+    // models are 95 control characters (four bytes each on the list: some 190 KB)
+    // and a narrow client (2 KiB receive buffer, 536-byte segments: loopback holds
+    // some 50 KB of the list) that reads nothing. It holds its address's one place
+    // (`telnet_max_per_ip = 1`: another connection from there is closed unserved)
+    // until the write gives up; then the next reader from the address gets the
+    // list. Without the timeout the place is held for good.
+    let path = std::env::temp_dir().join(format!("lobby-telnet-wt-{}.toml", std::process::id()));
+    std::fs::write(
+        &path,
+        "[relay]\nlisten = [\"127.0.0.1:0\"]\ntelnet = [\"127.0.0.1:0\"]\n\
+         telnet_max_per_ip = 1\ntelnet_write_timeout = 2\nmax_pilots_per_ip = 1000\nplayer_expiry = 60\n",
+    )
+    .unwrap();
+    let r = Lobby::start(&["relay", "--config", path.to_str().unwrap()], 2);
+    let (udp, tn) = (r.addr("relay", "udp"), r.addr("relay", "telnet"));
+    let model = "\u{1}".repeat(95);
+    // 18 nm apart, ranges of 10 nm: the relay forwards nothing. All open at once, so
+    // each pilot has a socket address of its own.
+    let pilots: Vec<UdpSocket> = (0..400).map(|_| client(false)).collect();
+    for (i, s) in pilots.iter().enumerate() {
+        let at = ecef(-80.0 + i as f64 * 0.3, 10.0);
+        s.send_to(&position_with_model(&format!("W{i}"), &model, at), udp)
+            .unwrap();
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let list = loop {
+        let t = telnet_from(tn, "127.0.0.2");
+        if t.contains("# 400 pilot(s) online") {
+            break t;
+        }
+        assert!(Instant::now() < deadline, "{}", &t[..t.len().min(500)]);
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(list.len() > 150_000, "a list of {} bytes", list.len());
+    let mut stalled = narrow_client(tn);
+    let began = Instant::now();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        closed_unserved(tn, "127.0.0.1"),
+        "a second connection from the address while the first holds its place"
+    );
+    let mut served = None;
+    while served.is_none() && began.elapsed() < Duration::from_secs(10) {
+        if telnet_from(tn, "127.0.0.1").contains("# 400 pilot(s) online") {
+            served = Some(began.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let served = served.unwrap_or_else(|| {
+        panic!(
+            "the client that reads nothing still holds its place after {:?}",
+            began.elapsed()
+        )
+    });
+    assert!(
+        served > Duration::from_millis(1500),
+        "freed after {served:?}"
+    );
+    assert!(
+        r.stderr().contains("telnet client too slow: closed"),
+        "{}",
+        r.stderr()
+    );
+    // What it was sent before the close: far from the whole list.
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = stalled.read_to_end(&mut got);
+    eprintln!(
+        "place freed {served:?} after the client stopped reading; it had been sent {} of {} bytes",
+        got.len(),
+        list.len()
+    );
+    assert!(got.len() < list.len() / 2, "{} bytes sent", got.len());
+    let _ = std::fs::remove_file(&path);
+    r.stop();
+}
+
 #[test]
 fn telnet_connections_are_capped_per_source_and_in_total() {
     // Before the fix every connection was served, however many one source opened.

@@ -127,6 +127,40 @@ fn master(dir: &Path, sources: &Path, grace: &str) -> Lobby {
 }
 
 #[test]
+fn the_heat_maps_are_computed_at_most_once_a_minute_or_once_a_sample_interval() {
+    // `/api/list/heatmaps` answers from a computation at most min(60 s, the sample
+    // interval) old (each reads six weeks of samples per gamedir). Read every 100 ms
+    // for 5 s: with `sample_interval = 2` a new one at most every 2 s, with the
+    // default (600 s) the first one all along.
+    let dir = tmp("heatmap-age");
+    let cfg = dir.join("lobby.toml");
+    std::fs::write(&cfg, "[master]\nsample_interval = 2\n").unwrap();
+    let short = list_master(&["--config", cfg.to_str().unwrap()]);
+    let default = list_master(&[]);
+    let generated = |l: &Lobby| {
+        let (code, body) = http_get(l.addr("http", "tcp"), "/api/list/heatmaps");
+        assert_eq!(code, 200, "{body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        v["generated_at"].as_u64().unwrap()
+    };
+    let (mut short_at, mut default_at) = (BTreeSet::new(), BTreeSet::new());
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(5) {
+        short_at.insert(generated(&short));
+        default_at.insert(generated(&default));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!("in 5 s: computed at {short_at:?} (sample_interval 2), at {default_at:?} (600)");
+    assert_eq!(default_at.len(), 1, "{default_at:?}");
+    let short_at: Vec<u64> = short_at.into_iter().collect();
+    assert!(
+        (2..=4).contains(&short_at.len()) && short_at.windows(2).all(|w| w[1] - w[0] >= 2),
+        "{short_at:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn curated_sources_are_probed_and_published_beside_heartbeats() {
     let dir = tmp("live");
     let sources = dir.join("servers");

@@ -455,3 +455,21 @@ pub(crate) fn poll_until(within: Duration, mut cond: impl FnMut() -> bool) -> bo
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A TCP connection to `addr` that holds little of what the server sends: a 2 KiB
+/// receive buffer and 536-byte segments, so the server's send buffer stays tens of
+/// KB (loopback's default grows to megabytes) and a server writing to it while it
+/// reads nothing blocks after some 50 KB (44 KB measured on Linux 6).
+pub(crate) fn narrow_client(addr: SocketAddr) -> TcpStream {
+    let s = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        None,
+    )
+    .unwrap();
+    s.set_recv_buffer_size(2048).unwrap();
+    s.set_tcp_mss(536).unwrap();
+    s.connect_timeout(&addr.into(), Duration::from_secs(5))
+        .unwrap();
+    s.into()
+}

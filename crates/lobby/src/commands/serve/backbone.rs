@@ -89,7 +89,7 @@ impl Backbone {
             Some(crate::services::tracker::server::TrackerServer::start(
                 &sup,
                 &tracker_listen,
-                f.tracker.allowed()?,
+                f.tracker.server_options()?,
                 history.clone(),
             )?)
         } else {

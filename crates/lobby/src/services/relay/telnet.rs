@@ -14,8 +14,6 @@ use udp::{ConnLimiter, Refusal};
 
 /// How long one rendered telnet list is served before it is rendered again.
 const TELNET_SNAPSHOT_AGE: Duration = Duration::from_secs(1);
-/// A telnet client has this long to take the whole list.
-const TELNET_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The telnet pilot list: one rendering shared by every connection for up to
 /// [`TELNET_SNAPSHOT_AGE`], and the connection limits.
@@ -27,6 +25,8 @@ pub(super) struct TelnetList {
     cached: tokio::sync::Mutex<Option<(Instant, Arc<str>)>>,
     /// Open connections, in total and per source.
     open: ConnLimiter,
+    /// A client has this long to take the whole list (`[relay] telnet_write_timeout`).
+    write_timeout: Duration,
 }
 
 impl TelnetList {
@@ -37,6 +37,7 @@ impl TelnetList {
             stats,
             cached: tokio::sync::Mutex::new(None),
             open: ConnLimiter::new(options.max_connections, options.max_per_ip),
+            write_timeout: options.write_timeout,
         }
     }
 
@@ -106,7 +107,7 @@ pub(super) async fn serve(
                 conn.write_all(text.as_bytes()).await?;
                 conn.shutdown().await
             };
-            match tokio::time::timeout(TELNET_WRITE_TIMEOUT, write).await {
+            match tokio::time::timeout(list.write_timeout, write).await {
                 Ok(Ok(())) => {
                     add(&list.stats.telnet_served, 1);
                     tracing::debug!(%peer, "telnet pilot list sent");

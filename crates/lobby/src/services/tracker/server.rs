@@ -9,14 +9,14 @@
 //! - at most [`MAX_CONNECTIONS`] connections, [`MAX_PER_IP`] per source (an IPv4
 //!   address or an IPv6 /64, as every listener counts);
 //!   identification within 20 s, PINGs on silence and a close after 240 s (the
-//!   protocol's timers), writes time out;
+//!   protocol's timers), a write gives up after `[tracker] write_timeout`;
 //! - each acknowledged message becomes flight log reports (CONNECT begins a flight,
 //!   POSITION samples it, DISCONNECT ends it); when a relay's connection ends, its
 //!   open flights end at their last position.
 
 use crate::services::history::{History, Input};
 use anyhow::Result;
-use config::AllowedRelay;
+use config::TrackerServerOptions;
 use flightlog::tracked::report;
 use lifecycle::{accept, listening, tcp_listener, Stop, Supervisor};
 use std::net::SocketAddr;
@@ -33,8 +33,6 @@ use udp::{ConnLimiter, Refusal};
 pub const MAX_CONNECTIONS: usize = 256;
 /// Connections at once from one address, at most.
 pub const MAX_PER_IP: usize = 4;
-/// A write gives up after this.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The tracker server's Prometheus families, in `/metrics` and docs order.
 pub mod families {
@@ -85,7 +83,7 @@ telemetry::fields! {
 
 /// What the accept loops share.
 struct Shared {
-    allowed: Vec<AllowedRelay>,
+    opts: TrackerServerOptions,
     /// Refusals at accept: logged at warn once a second.
     refusal_log: telemetry::LogGate,
     history: Option<History>,
@@ -107,12 +105,12 @@ impl TrackerServer {
     pub fn start(
         sup: &Supervisor,
         listen: &[SocketAddr],
-        allowed: Vec<AllowedRelay>,
+        opts: TrackerServerOptions,
         history: Option<History>,
     ) -> Result<TrackerServer> {
         let stats = Arc::new(TrackerStats::default());
         let shared = Arc::new(Shared {
-            allowed,
+            opts,
             refusal_log: telemetry::LogGate::new(),
             history,
             stats: stats.clone(),
@@ -144,7 +142,7 @@ async fn accept_loop(l: TcpListener, shared: Arc<Shared>, stop: Stop) -> Result<
         // Only listed relays may hold a connection (issue 20, item 7: 256 idle
         // strangers kept a listed relay out, each buffering until it identified).
         let ip = peer.ip().to_canonical();
-        if !shared.allowed.iter().any(|r| r.net.contains(&ip)) {
+        if !shared.opts.allowed.iter().any(|r| r.net.contains(&ip)) {
             shared.stats.refused_ident.fetch_add(1, Relaxed);
             if shared.refusal_log.warn_at(udp::time::unix_secs() as u64) {
                 tracing::warn!(%peer, "tracker: connection from a source no [[tracker.relay]] lists, closed (at most one such line a second)");
@@ -183,7 +181,7 @@ async fn serve(mut sock: TcpStream, peer: SocketAddr, shared: &Shared, stop: &St
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         while let Some(out) = conn.poll_transmit() {
-            match tokio::time::timeout(WRITE_TIMEOUT, sock.write_all(&out)).await {
+            match tokio::time::timeout(shared.opts.write_timeout, sock.write_all(&out)).await {
                 Ok(Ok(())) => {}
                 _ => {
                     tracing::debug!(%peer, "tracker write failed or timed out");
@@ -212,7 +210,7 @@ async fn serve(mut sock: TcpStream, peer: SocketAddr, shared: &Shared, stop: &St
         while let Some(e) = queue.pop_front() {
             match e {
                 Event::Hello(ident) => {
-                    match admit(&shared.allowed, peer.ip(), conn.greeting_secret()) {
+                    match admit(&shared.opts.allowed, peer.ip(), conn.greeting_secret()) {
                         Ok(n) => {
                             tracing::info!(%peer, relay = n, ident = ?ident, "tracker: relay identified");
                             shared.stats.relays_connected.fetch_add(1, Relaxed);
