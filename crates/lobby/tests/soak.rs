@@ -73,6 +73,9 @@ fn every_part_at_once_with_sigkill_restarts_loses_nothing() {
         .unwrap();
     assert!(!reg.contains(" 0 of the"), "{reg}");
     let svg = std::fs::read_to_string(out.join("soak.svg")).unwrap();
-    assert!(svg.starts_with("<svg") && svg.contains("polyline"), "the plot");
+    assert!(
+        svg.starts_with("<svg") && svg.contains("polyline"),
+        "the plot"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
