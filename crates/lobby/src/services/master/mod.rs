@@ -227,9 +227,8 @@ impl MasterServer {
     }
 }
 
-/// Saves the state every `interval`, and at once when the bans or registrations changed, until the
-/// stop signal. A failed save is logged and retried at the next interval (a full disk
-/// must not stop the master).
+/// Saves the state every `interval`, and when bans or registrations change (at most once a second),
+/// until stopped; a failed save is logged and retried (a full disk must not stop the master).
 async fn save_loop(
     file: Arc<StateFile>,
     engine: Arc<Mutex<Engine>>,
@@ -255,6 +254,7 @@ async fn save_loop(
             Err(e) => tracing::error!("state saver failed: {e}"),
             Ok(Ok(n)) => tracing::debug!(servers = n, why, "state file written"),
         }
+        tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }
 
