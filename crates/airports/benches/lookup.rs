@@ -35,6 +35,14 @@ fn lookups(c: &mut Criterion) {
                 .len()
         })
     });
+    // `GET /api/airports` without parameters: the world, small and up, 500.
+    c.bench_function("within: world, small, 500 (the API's default)", |b| {
+        b.iter(|| {
+            t.within(black_box(airports::BBox::WORLD), airports::Kind::Small, 500)
+                .0
+                .len()
+        })
+    });
     c.bench_function("within: world, large", |b| {
         b.iter(|| {
             t.within(
