@@ -56,7 +56,9 @@ pub fn run(data: &[u8]) {
                 let (got, more) = small.within(b, min, limit);
                 assert_eq!(more, scan.len() > limit, "{b:?} {min:?} {limit}");
                 assert!(
-                    got.iter().map(|a| a.ident).eq(scan.iter().take(limit).map(|a| a.ident)),
+                    got.iter()
+                        .map(|a| a.ident)
+                        .eq(scan.iter().take(limit).map(|a| a.ident)),
                     "{b:?} {min:?} {limit}: {got:?}"
                 );
             }

@@ -256,7 +256,23 @@ fn garbage_admin_packets_neither_lock_the_admin_out_nor_disable_lockout() {
         s.send_to(&garbage_admin(i), to).unwrap();
     }
     let x = sock("127.0.70.1");
+    // The master may still be working through the 4,200 datagrams: wait for the
+    // challenge as long as that takes (a lost challenge here once left the wrong
+    // password unsent and `drop_admin_auth` at 0 on a loaded machine), then wait
+    // for the wrong password to be counted before trying the right one.
+    x.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     assert!(admin_from(&x, to, "wrong", "list").is_none());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while stat(&m, "drop_admin_auth") == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        stat(&m, "drop_admin_auth"),
+        1,
+        "the wrong password is counted"
+    );
+    x.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
     assert!(
         admin_from(&x, to, "crowbar", "list").is_none(),
         "a wrong password still locks its source out"
