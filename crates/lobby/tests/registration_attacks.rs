@@ -623,6 +623,30 @@ fn an_address_that_changes_hands_stays_listed_until_it_falls_silent() {
     );
     assert!(got.iter().all(|(_, n)| *n <= LONGEST), "{got:?}");
     assert!(got.len() <= 2 * 11, "{got:?}");
+    // A server of another game at the address: its answers do not count for valve's
+    // list, as they would not at admission (before: any answer there counted, so the
+    // address went back on valve's list playing cstrike).
+    drop(t);
+    let _c = sim(&[
+        "--hostname",
+        "Third owner",
+        "--gamedir",
+        "cstrike",
+        "--base-port",
+        &p,
+    ]);
+    let other_game = || {
+        let (_, body) = http_get(http, "/stats");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["list"]["registered_other_game"].as_u64().unwrap()
+    };
+    until(
+        Duration::from_secs(40),
+        "answers as cstrike counted",
+        || other_game() >= 2,
+    );
+    assert!(listed(http).is_empty(), "{:?}", listed(http));
+    assert!(api_entry(http, addr).is_none_or(|e| e["name"] != "Third owner"));
     // An admin removes it.
     let path = format!("/api/admin/registrations/{own}");
     let (s, v) = request_from("127.0.0.1", http, "DELETE", &path, "");

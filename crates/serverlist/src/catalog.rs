@@ -354,15 +354,31 @@ impl Catalog {
     }
 
     /// A probe of `addr` ended at `now`: with its answer and round trip (µs), or silent.
-    /// Applies to every entry in a source that resolves to it.
-    pub fn record_probe(&mut self, addr: SocketAddr, answer: Option<(ProbeInfo, u32)>, now: i64) {
-        let mut changed = false;
+    /// Applies to every entry in a source that resolves to it. An entry that only
+    /// registration lists (not curated) counts as seen only while the answer names its
+    /// gamedir, as at admission: an address that changes hands, or a server that
+    /// switches games after registering, is not listed under the game it left for
+    /// longer than the grace. Curated entries are taken as written, as probe.py does.
+    /// Returns how many registered entries an answer did not count for.
+    pub fn record_probe(
+        &mut self,
+        addr: SocketAddr,
+        answer: Option<(ProbeInfo, u32)>,
+        now: i64,
+    ) -> usize {
+        let (mut changed, mut other_game) = (false, 0);
         for k in self.keys_at(addr) {
             let Some(e) = self.entries.get_mut(&k).filter(|e| e.sources != 0) else {
                 continue;
             };
             e.last_attempt = Some(now);
             if let Some((info, ping)) = &answer {
+                if e.sources & (source::CURATED | source::REGISTERED) == source::REGISTERED
+                    && !info.gamedir.eq_ignore_ascii_case(&k.0)
+                {
+                    other_game += 1;
+                    continue;
+                }
                 changed |= e.last_seen.is_none();
                 e.last_seen = Some(now);
                 e.first_seen.get_or_insert(now);
@@ -373,6 +389,7 @@ impl Catalog {
         if changed {
             self.version += 1;
         }
+        other_game
     }
 
     /// `addr` sent a valid heartbeat for `gamedir` (it is in the master's table) at
@@ -806,7 +823,7 @@ mod tests {
         let a = addr("192.0.2.8:27015");
         c.set_registered(&[("valve".into(), a, Directive::Gs)]);
         assert_eq!(c.targets(&HashSet::new()), vec![(a, query::Kind::A2sInfo)]);
-        c.record_probe(a, Some((info(1), 9)), 10);
+        assert_eq!(c.record_probe(a, Some((game("Valve", 1), 9)), 10), 0);
         let p = c.published(10, GRACE);
         assert_eq!(
             (p.len(), p[0].directive, p[0].sources),
@@ -814,6 +831,44 @@ mod tests {
         );
         c.set_registered(&[]);
         assert!(c.published(10, GRACE).is_empty());
+    }
+
+    fn game(gamedir: &str, players: u32) -> ProbeInfo {
+        ProbeInfo {
+            gamedir: gamedir.into(),
+            ..info(players)
+        }
+    }
+
+    #[test]
+    fn a_registered_server_that_answers_as_another_game_ages_out_of_its_list() {
+        // Before: any answer at the address counted, so a server admitted for valve
+        // that then ran cstrike (or an address that changed hands) stayed on valve's
+        // list for as long as anything answered there.
+        let mut c = Catalog::new();
+        let a = addr("192.0.2.8:27015");
+        c.set_registered(&[("valve".into(), a, Directive::Ip)]);
+        assert_eq!(c.record_probe(a, Some((game("valve", 1), 9)), 10), 0);
+        let later = 10 + GRACE + 1;
+        assert_eq!(c.record_probe(a, Some((game("cstrike", 1), 9)), later), 1);
+        assert!(
+            c.published(later, GRACE).is_empty(),
+            "not listed past the grace"
+        );
+        assert_eq!(
+            c.get("valve", &a.to_string()).unwrap().last_attempt,
+            Some(later)
+        );
+        // A curated entry at the same address is taken as written (probe.py).
+        c.set_curated(&files(&[(
+            "valve",
+            "192.0.2.8:27015",
+            Protocol::Xash,
+            false,
+        )]))
+        .unwrap();
+        assert_eq!(c.record_probe(a, Some((game("cstrike", 1), 9)), later), 0);
+        assert_eq!(c.published(later, GRACE).len(), 1);
     }
 
     #[test]

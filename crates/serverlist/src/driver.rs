@@ -306,10 +306,12 @@ impl Sockets {
     }
 }
 
-/// Records ended probes in the catalog at `wall`.
-fn apply(catalog: &Mutex<Catalog>, events: &mut Vec<Event>, wall: i64) {
+/// Records ended probes in the catalog at `wall`; returns how many answers named
+/// another gamedir than a registered entry was admitted for (not counted as seen).
+fn apply(catalog: &Mutex<Catalog>, events: &mut Vec<Event>, wall: i64) -> usize {
+    let mut other_game = 0;
     if events.is_empty() {
-        return;
+        return other_game;
     }
     let mut c = lock(catalog);
     for e in events.drain(..) {
@@ -324,8 +326,13 @@ fn apply(catalog: &Mutex<Catalog>, events: &mut Vec<Event>, wall: i64) {
                 (addr, None)
             }
         };
-        c.record_probe(addr, answer, wall);
+        let n = c.record_probe(addr, answer, wall);
+        if n > 0 {
+            tracing::debug!(peer = %addr, "a registered server answered as another game");
+        }
+        other_game += n;
     }
+    other_game
 }
 
 /// Probes the catalog's targets until `stop`: every `refresh` the targets are taken
@@ -387,7 +394,8 @@ where
         }
         prober.poll(now, &mut out, &mut events);
         sockets.send(&mut out);
-        apply(&shared.catalog, &mut events, wall);
+        let other_game = apply(&shared.catalog, &mut events, wall);
+        ListStats::add(&shared.stats.registered_other_game, other_game);
         shared.stats.set_prober(&prober.counts());
         let wake_at = prober
             .poll_timeout()
@@ -399,7 +407,8 @@ where
             _ = shared.wake.notified() => next_refresh = Instant::now(),
             _ = tokio::time::sleep_until(wake_at.into()) => {}
             _ = sockets.receive(&mut prober, &mut events) => {
-                apply(&shared.catalog, &mut events, udp::time::unix_secs());
+                let other_game = apply(&shared.catalog, &mut events, udp::time::unix_secs());
+                ListStats::add(&shared.stats.registered_other_game, other_game);
             }
         }
     }

@@ -45,6 +45,10 @@ pub mod families {
             "Pending registrations ended, by how (admitted: the server showed its token; expired: not within 10 minutes; superseded: another registration of its address and gamedir was admitted).",
         )
         .label("how");
+        REG_OTHER_GAME = Family::counter(
+            "lobby_list_registered_other_game_total",
+            "Probe answers from a self-registered address naming another gamedir than it was admitted for: not counted as seen, so it leaves that game's list after the grace.",
+        );
         REG_HELD = Family::gauge("lobby_list_registrations", "Self-registrations held now, by state (pending, registered).")
             .label("state");
     }
@@ -93,6 +97,8 @@ telemetry::fields! {
         pub registrations_expired => families::REG_ENDED["expired"];
         /// Pending registrations ended by another's admission.
         pub registrations_superseded => families::REG_ENDED["superseded"];
+        /// Answers from registered addresses naming another game.
+        pub registered_other_game => families::REG_OTHER_GAME;
         /// Registrations pending now.
         pub registrations_pending => families::REG_HELD["pending"];
         /// Servers registered now.
