@@ -9,18 +9,11 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::Duration;
+use std::net::SocketAddr;
 
 /// `GET path` from `ip` on a fresh connection: status, lowercased head, body.
 fn get_from(ip: &str, addr: SocketAddr, path: &str) -> (u16, String, String) {
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.bind(&format!("{ip}:0").parse::<SocketAddr>().unwrap().into())
-        .unwrap();
-    s.connect_timeout(&addr.into(), Duration::from_secs(5))
-        .unwrap();
-    let mut s: TcpStream = s.into();
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut s = tcp_from(ip, addr);
     // A connection refused at accept may be closed before the request is written
     // (EPIPE, seen once under load): what it answered, if anything, is still read.
     let _ = write!(

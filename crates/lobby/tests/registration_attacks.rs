@@ -13,7 +13,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -56,13 +56,7 @@ fn master(dir: &std::path::Path, extra: &[&str]) -> Lobby {
 /// One HTTP/1.1 exchange from the loopback address `ip`: (status, JSON body or the
 /// text as a JSON string).
 fn request_from(ip: &str, http: SocketAddr, method: &str, path: &str, body: &str) -> (u16, Value) {
-    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    s.bind(&format!("{ip}:0").parse::<SocketAddr>().unwrap().into())
-        .unwrap();
-    s.connect_timeout(&http.into(), Duration::from_secs(5))
-        .unwrap();
-    let mut s: TcpStream = s.into();
-    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut s = tcp_from(ip, http);
     write!(
         s,
         "{method} {path} HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer {ADMIN}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",

@@ -473,3 +473,16 @@ pub(crate) fn narrow_client(addr: SocketAddr) -> TcpStream {
         .unwrap();
     s.into()
 }
+
+/// A TCP connection to `to` from the local address `from` (every 127.0.0.0/8 address
+/// is local, so each is a source of its own), with a 10 s read timeout.
+pub(crate) fn tcp_from(from: &str, to: SocketAddr) -> TcpStream {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.bind(&SocketAddr::new(from.parse().unwrap(), 0).into())
+        .unwrap();
+    s.connect_timeout(&to.into(), Duration::from_secs(5))
+        .unwrap();
+    let s: TcpStream = s.into();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
