@@ -25,6 +25,9 @@
 //! (see [`injected_panic`]).
 
 pub mod hangup;
+pub mod refusals;
+
+pub use refusals::Refusals;
 
 use anyhow::{Context, Result};
 use futures_util::FutureExt;

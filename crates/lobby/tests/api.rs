@@ -534,8 +534,11 @@ fn streams_are_never_closed_to_make_room_and_a_connection_past_the_cap_is_refuse
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     let (_b, head) = open_stream(http);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let asked = Instant::now();
     let refused = raw(http, "GET /stats HTTP/1.1\r\nHost: x\r\n\r\n");
     assert!(refused.starts_with("HTTP/1.1 503"), "{refused}");
+    // Issue 30: a refusal is held a second, so a client that waits comes back slowly.
+    assert!(asked.elapsed() >= Duration::from_secs(1), "refused at once");
     // Once the streams end (2 s) and their connections idle out (1 s), places free.
     drop(a);
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -10,8 +10,8 @@
 //! - a connection cap shared by every listener of the server and a per-source cap
 //!   (per IPv4 address / IPv6 /64: [`udp::ConnLimiter`]), checked in the accept loop:
 //!   at either cap the connection that has waited longest for a request head (at
-//!   the per-source cap: of that source) is closed for the new one
-//!   ([`udp::Waiting`]), and only when none waits is it answered `503` and closed.
+//!   the per-source cap: of that source) is closed for the new one ([`udp::Waiting`]);
+//!   only when none waits is it answered `503` (after a second: [`Refusals`]).
 //!
 //! Every refusal and every timeout is counted ([`HttpStats`], `/stats` → `http`).
 
@@ -20,7 +20,7 @@ use axum::response::Response;
 use config::Limits;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
-use lifecycle::{accept, Stop};
+use lifecycle::{accept, Refusals, Stop};
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
@@ -175,7 +175,7 @@ const MIN_BUF: usize = 8192;
 /// Headers per request, at most (hyper answers 431 past it).
 const MAX_HEADERS: usize = 64;
 
-/// What a connection refused at accept gets: one write, never waited on.
+/// What a connection refused at accept gets: one write.
 const REFUSED_REPLY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\nretry-after: 1\r\n\r\n";
 
 /// What the accept loops of one server share.
@@ -250,12 +250,12 @@ pub async fn accept_loop(
     Ok(())
 }
 
-/// Answers a connection past a cap with one non-blocking write of a `503`, then
-/// closes it.
+/// Answers a connection past a cap with a `503` after a second (1,024 at most wait).
 fn refuse(tcp: TcpStream, peer: SocketAddr, why: Reason, stats: &HttpStats) {
+    static HELD: Refusals = Refusals::new(1024, Duration::from_secs(1));
     stats.count(why);
     tracing::debug!(%peer, reason = why.name(), "HTTP connection refused");
-    let _ = tcp.try_write(REFUSED_REPLY);
+    HELD.refuse(tcp, REFUSED_REPLY);
 }
 
 /// One accepted connection, holding its places under the caps until it ends (or
